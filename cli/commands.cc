@@ -1,0 +1,9 @@
+#include "cli/commands.h"
+
+namespace tuned::cli {
+
+void RegisterCommands(Program& program) {
+  (void)program;
+}
+
+}  // namespace tuned::cli

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tuned builds against (only the missing ones), then configures and
+# builds the project with CMake + Ninja (+ ccache). Safe to run any number of times.
+#   scripts/setup.sh            install + configure + build into ./build
+#   BUILD_DIR=out scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libsqlite3-dev libssl-dev
+  llvm-16-dev libomp-dev
+  libspdlog-dev libcli11-dev nlohmann-json3-dev
+  libxgboost-dev xgboost
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libopenblas-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build_dir=${BUILD_DIR:-build}
+build_type=${BUILD_TYPE:-RelWithDebInfo}
+werror=OFF
+[ "${CI:-}" = "true" ] && werror=ON
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DTUNED_WERROR="$werror"
+cmake --build "$build_dir"

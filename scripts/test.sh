@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Sets up (packages, configure, build) and runs the whole test suite with CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"

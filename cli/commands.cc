@@ -1,9 +1,11 @@
 #include "cli/commands.h"
 
+#include "cli/lower_command.h"
+
 namespace tuned::cli {
 
 void RegisterCommands(Program& program) {
-  (void)program;
+  RegisterLowerCommand(program);
 }
 
 }  // namespace tuned::cli

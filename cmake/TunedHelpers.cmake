@@ -1,7 +1,7 @@
 # Target helpers: one library per folder, warnings everywhere, tests registered with labels.
 
 function(tuned_target_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
   if(TUNED_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

@@ -1,0 +1,71 @@
+#include "cli/lower_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/ir/ir_printer.h"
+#include "compiler/ir/op_library.h"
+#include "compiler/lower/lower.h"
+#include "compiler/schedule/schedule.h"
+
+namespace tuned::cli {
+namespace {
+
+struct LowerOptions {
+  std::string workload;
+  std::string trace_file;
+  bool json = false;
+};
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("cannot read trace file " + path);
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+Status RunLower(const LowerOptions& options) {
+  TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(options.workload));
+  auto workload = std::make_shared<const ir::Workload>(std::move(parsed));
+  schedule::Schedule sch(workload, /*seed=*/0);
+  if (!options.trace_file.empty()) {
+    TUNED_ASSIGN_OR_RETURN(std::string text, ReadFile(options.trace_file));
+    TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, schedule::TraceFromJson(text));
+    StatusOr<schedule::Schedule> replayed = schedule::ReplayTrace(workload, trace);
+    if (!replayed.ok()) return replayed.status().WithContext(options.trace_file);
+    sch = std::move(replayed).value();
+  }
+  TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::Lower(sch));
+  std::string program = ir::ToString(func.body);
+  if (options.json) {
+    nlohmann::json out = {{"key", workload->key()},
+                          {"sha256", workload->key_sha256()},
+                          {"flops", workload->flops()},
+                          {"program", program}};
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("workload %s\nsha256   %s\nflops    %.0f\n\n%s", workload->key().c_str(),
+                workload->key_sha256().c_str(), workload->flops(), program.c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterLowerCommand(Program& program) {
+  auto options = std::make_shared<LowerOptions>();
+  CLI::App* cmd = program.AddCommand("lower", "Print a workload's key and its lowered loop program",
+                                     [options] { return RunLower(*options); });
+  cmd->add_option("--workload,-w", options->workload,
+                  "Workload spec, e.g. 'matmul(M=64,N=64,K=64,dtype=float32)'")
+      ->required();
+  cmd->add_option("--trace", options->trace_file, "Trace (JSON) to apply; default: no schedule");
+  cmd->add_flag("--json", options->json, "Print JSON");
+}
+
+}  // namespace tuned::cli

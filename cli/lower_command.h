@@ -1,0 +1,14 @@
+#ifndef TUNED_CLI_LOWER_COMMAND_H_
+#define TUNED_CLI_LOWER_COMMAND_H_
+
+#include "cli/cli_support.h"
+
+namespace tuned::cli {
+
+/// `tuned lower --workload SPEC [--trace FILE] [--json]`: prints a workload's key and the loop
+/// program of its default schedule or of a trace.
+void RegisterLowerCommand(Program& program);
+
+}  // namespace tuned::cli
+
+#endif  // TUNED_CLI_LOWER_COMMAND_H_

@@ -1,0 +1,66 @@
+#ifndef TUNED_COMPILER_IR_EVALUATOR_H_
+#define TUNED_COMPILER_IR_EVALUATOR_H_
+
+/// \file
+/// Host-side evaluation, slow and simple on purpose, used as the source of truth for
+/// correctness: an expression evaluator over host tensors, and the direct float64 evaluator of a
+/// workload's definition (the reference every scheduled candidate is compared with).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/ir/workload.h"
+
+namespace tuned::ir {
+
+/// Values of a buffer, row-major, held as doubles. When `round_to_dtype` is set, every store
+/// rounds to the buffer's dtype (float32, float16, wrapping integers), as a real kernel would.
+struct HostTensor {
+  Buffer buffer;
+  std::vector<double> data;
+  bool round_to_dtype = true;
+};
+
+/// Rounds `value` to what `type` can hold (float32/float16 rounding, integer wrap-around).
+double RoundToType(double value, DataType type);
+
+/// Evaluates expressions; out-of-bounds loads and unbound variables become an error.
+class ExprEvaluator {
+ public:
+  std::unordered_map<const VarNode*, int64_t> vars;
+  std::unordered_map<const BufferNode*, HostTensor*> tensors;
+
+  double Eval(const Expr& e);
+  /// Row-major offset of `indices` in `tensor`, or -1 (with an error recorded) if out of bounds.
+  int64_t Offset(const HostTensor& tensor, const std::vector<Expr>& indices);
+  void Fail(Status status) {
+    if (error_.ok()) error_ = std::move(status);
+  }
+  const Status& error() const { return error_; }
+
+ private:
+  Status error_;
+};
+
+/// Seeded random values for each input of `workload`, named by buffer: floats in [-1, 1],
+/// integers in [-8, 8]; never all zeros.
+std::map<std::string, std::vector<double>> RandomInputs(const Workload& workload, uint64_t seed);
+
+/// Evaluates every stage of the definition in float64 (no rounding); returns each stage's
+/// values by stage name.
+StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
+    const Workload& workload, const std::map<std::string, std::vector<double>>& inputs);
+
+/// Largest error of `actual` against `expected`, relative to max(1, |expected|).
+double MaxRelativeError(const std::vector<double>& actual, const std::vector<double>& expected);
+
+/// The tolerance of MaxRelativeError for outputs of `type`.
+double ToleranceFor(DataType type);
+
+}  // namespace tuned::ir
+
+#endif  // TUNED_COMPILER_IR_EVALUATOR_H_

@@ -1,0 +1,216 @@
+#include "compiler/ir/ir_mutator.h"
+
+#include "common/check.h"
+
+namespace tuned::ir {
+
+void IRVisitor::Visit(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm: return;
+    case ExprKind::kVar: return VisitVar(e.as<VarNode>());
+    case ExprKind::kBinary: {
+      const Binary* op = e.as<Binary>();
+      Visit(op->a);
+      Visit(op->b);
+      return;
+    }
+    case ExprKind::kNot: return Visit(e.as<Not>()->a);
+    case ExprKind::kSelect: {
+      const Select* op = e.as<Select>();
+      Visit(op->cond);
+      Visit(op->true_value);
+      Visit(op->false_value);
+      return;
+    }
+    case ExprKind::kCast: return Visit(e.as<Cast>()->value);
+    case ExprKind::kLoad: return VisitLoad(e.as<Load>());
+    case ExprKind::kCall:
+      for (const Expr& a : e.as<Call>()->args) Visit(a);
+      return;
+  }
+}
+
+void IRVisitor::VisitLoad(const Load* op) {
+  for (const Expr& i : op->indices) Visit(i);
+}
+
+void IRVisitor::VisitStore(const Store* op) {
+  for (const Expr& i : op->indices) Visit(i);
+  Visit(op->value);
+}
+
+void IRVisitor::VisitFor(const For* op) {
+  Visit(op->min);
+  Visit(op->extent);
+  Visit(op->body);
+}
+
+void IRVisitor::Visit(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::kFor: return VisitFor(s.as<For>());
+    case StmtKind::kStore: return VisitStore(s.as<Store>());
+    case StmtKind::kAllocate: return Visit(s.as<Allocate>()->body);
+    case StmtKind::kIfThenElse: {
+      const IfThenElse* op = s.as<IfThenElse>();
+      Visit(op->cond);
+      Visit(op->then_case);
+      if (op->else_case.defined()) Visit(op->else_case);
+      return;
+    }
+    case StmtKind::kSeq:
+      for (const Stmt& c : s.as<Seq>()->stmts) Visit(c);
+      return;
+  }
+}
+
+bool IRMutator::MutateIndices(const std::vector<Expr>& in, std::vector<Expr>& out) {
+  bool changed = false;
+  out.reserve(in.size());
+  for (const Expr& i : in) {
+    out.push_back(Mutate(i));
+    changed |= !out.back().same_as(i);
+  }
+  return changed;
+}
+
+Expr IRMutator::Mutate(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm: return e;
+    case ExprKind::kVar: return MutateVar(e.as<VarNode>(), e);
+    case ExprKind::kBinary: return MutateBinary(e.as<Binary>(), e);
+    case ExprKind::kNot: {
+      Expr a = Mutate(e.as<Not>()->a);
+      return a.same_as(e.as<Not>()->a) ? e : MakeNot(a);
+    }
+    case ExprKind::kSelect: {
+      const Select* op = e.as<Select>();
+      Expr c = Mutate(op->cond), t = Mutate(op->true_value), f = Mutate(op->false_value);
+      if (c.same_as(op->cond) && t.same_as(op->true_value) && f.same_as(op->false_value)) return e;
+      return MakeSelect(c, t, f);
+    }
+    case ExprKind::kCast: {
+      const Cast* op = e.as<Cast>();
+      Expr v = Mutate(op->value);
+      return v.same_as(op->value) ? e : MakeCast(op->type, v);
+    }
+    case ExprKind::kLoad: return MutateLoad(e.as<Load>(), e);
+    case ExprKind::kCall: {
+      const Call* op = e.as<Call>();
+      std::vector<Expr> args;
+      if (!MutateIndices(op->args, args)) return e;
+      return MakeCall(op->op, std::move(args));
+    }
+  }
+  TUNED_UNREACHABLE("expression kind");
+}
+
+Expr IRMutator::MutateBinary(const Binary* op, const Expr& self) {
+  Expr a = Mutate(op->a), b = Mutate(op->b);
+  if (a.same_as(op->a) && b.same_as(op->b)) return self;
+  return MakeBinary(op->op, a, b);
+}
+
+Expr IRMutator::MutateLoad(const Load* op, const Expr& self) {
+  std::vector<Expr> indices;
+  if (!MutateIndices(op->indices, indices)) return self;
+  return MakeLoad(op->buffer, std::move(indices));
+}
+
+Stmt IRMutator::MutateFor(const For* op, const Stmt& self) {
+  Expr mn = Mutate(op->min), ext = Mutate(op->extent);
+  Stmt body = Mutate(op->body);
+  if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return self;
+  return MakeFor(op->var, mn, ext, op->kind, body, op->thread_tag, op->auto_unroll_max_step);
+}
+
+Stmt IRMutator::MutateStore(const Store* op, const Stmt& self) {
+  std::vector<Expr> indices;
+  bool changed = MutateIndices(op->indices, indices);
+  Expr value = Mutate(op->value);
+  if (!changed && value.same_as(op->value)) return self;
+  return MakeStore(op->buffer, std::move(indices), value);
+}
+
+Stmt IRMutator::MutateAllocate(const Allocate* op, const Stmt& self) {
+  Stmt body = Mutate(op->body);
+  return body.same_as(op->body) ? self : MakeAllocate(op->buffer, body);
+}
+
+Stmt IRMutator::Mutate(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::kFor: return MutateFor(s.as<For>(), s);
+    case StmtKind::kStore: return MutateStore(s.as<Store>(), s);
+    case StmtKind::kAllocate: return MutateAllocate(s.as<Allocate>(), s);
+    case StmtKind::kIfThenElse: {
+      const IfThenElse* op = s.as<IfThenElse>();
+      Expr c = Mutate(op->cond);
+      Stmt t = Mutate(op->then_case);
+      Stmt f = op->else_case.defined() ? Mutate(op->else_case) : Stmt();
+      if (c.same_as(op->cond) && t.same_as(op->then_case) && f.same_as(op->else_case)) return s;
+      return MakeIfThenElse(c, t, f);
+    }
+    case StmtKind::kSeq: {
+      const Seq* op = s.as<Seq>();
+      std::vector<Stmt> stmts;
+      bool changed = false;
+      for (const Stmt& c : op->stmts) {
+        stmts.push_back(Mutate(c));
+        changed |= !stmts.back().same_as(c);
+      }
+      return changed ? MakeSeq(std::move(stmts)) : s;
+    }
+  }
+  TUNED_UNREACHABLE("statement kind");
+}
+
+namespace {
+
+class Substituter : public IRMutator {
+ public:
+  explicit Substituter(const VarMap& map) : map_(map) {}
+
+ protected:
+  Expr MutateVar(const VarNode* op, const Expr& self) override {
+    auto it = map_.find(op);
+    return it == map_.end() ? self : it->second;
+  }
+
+ private:
+  const VarMap& map_;
+};
+
+class VarFinder : public IRVisitor {
+ public:
+  explicit VarFinder(const VarNode* var) : var_(var) {}
+  bool found = false;
+
+ protected:
+  void VisitVar(const VarNode* op) override { found |= (var_ == nullptr || op == var_); }
+
+ private:
+  const VarNode* var_;
+};
+
+}  // namespace
+
+Expr Substitute(const Expr& e, const VarMap& map) {
+  if (map.empty()) return e;
+  Substituter s(map);
+  return s.Mutate(e);
+}
+
+Stmt Substitute(const Stmt& st, const VarMap& map) {
+  if (map.empty()) return st;
+  Substituter s(map);
+  return s.Mutate(st);
+}
+
+bool UsesVar(const Expr& e, const VarNode* var) {
+  VarFinder finder(var);
+  finder.Visit(e);
+  return finder.found;
+}
+
+}  // namespace tuned::ir

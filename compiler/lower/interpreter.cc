@@ -1,0 +1,103 @@
+#include "compiler/lower/interpreter.h"
+
+#include <cmath>
+#include <deque>
+
+#include "compiler/ir/evaluator.h"
+
+namespace tuned::lower {
+namespace {
+
+using namespace tuned::ir;
+
+class Interpreter {
+ public:
+  Status Run(const Stmt& s) {
+    Exec(s);
+    return eval_.error();
+  }
+  ExprEvaluator& eval() { return eval_; }
+  std::deque<HostTensor>& storage() { return storage_; }
+
+ private:
+  void Exec(const Stmt& s) {
+    if (!eval_.error().ok()) return;
+    switch (s->kind) {
+      case StmtKind::kFor: {
+        const For* op = s.as<For>();
+        int64_t mn = int64_t(eval_.Eval(op->min)), ext = int64_t(eval_.Eval(op->extent));
+        for (int64_t i = mn; i < mn + ext && eval_.error().ok(); ++i) {
+          eval_.vars[op->var.get()] = i;
+          Exec(op->body);
+        }
+        eval_.vars.erase(op->var.get());
+        return;
+      }
+      case StmtKind::kStore: {
+        const Store* op = s.as<Store>();
+        auto it = eval_.tensors.find(op->buffer.get());
+        if (it == eval_.tensors.end()) {
+          eval_.Fail(InternalError("store to unallocated buffer " + op->buffer->name));
+          return;
+        }
+        double value = eval_.Eval(op->value);
+        int64_t offset = eval_.Offset(*it->second, op->indices);
+        if (offset >= 0) it->second->data[offset] = RoundToType(value, op->buffer->dtype);
+        return;
+      }
+      case StmtKind::kAllocate: {
+        const Allocate* op = s.as<Allocate>();
+        // Fresh storage filled with NaN so that reading before writing shows up as a wrong result.
+        storage_.push_back({op->buffer, std::vector<double>(op->buffer->num_elements(), NAN), true});
+        HostTensor* previous = nullptr;
+        auto it = eval_.tensors.find(op->buffer.get());
+        if (it != eval_.tensors.end()) previous = it->second;
+        eval_.tensors[op->buffer.get()] = &storage_.back();
+        Exec(op->body);
+        if (previous) eval_.tensors[op->buffer.get()] = previous;
+        else eval_.tensors.erase(op->buffer.get());
+        return;
+      }
+      case StmtKind::kIfThenElse: {
+        const IfThenElse* op = s.as<IfThenElse>();
+        if (eval_.Eval(op->cond) != 0) Exec(op->then_case);
+        else if (op->else_case.defined()) Exec(op->else_case);
+        return;
+      }
+      case StmtKind::kSeq:
+        for (const Stmt& c : s.as<Seq>()->stmts) Exec(c);
+        return;
+    }
+  }
+
+  ExprEvaluator eval_;
+  std::deque<HostTensor> storage_;
+};
+
+}  // namespace
+
+StatusOr<std::vector<double>> Interpret(const LoweredFunc& func,
+                                        const std::map<std::string, std::vector<double>>& inputs) {
+  Interpreter interp;
+  for (size_t i = 0; i < func.args.size(); ++i) {
+    const Buffer& b = func.args[i];
+    bool is_output = i + 1 == func.args.size();
+    std::vector<double> data;
+    if (is_output) {
+      data.assign(b->num_elements(), NAN);
+    } else {
+      auto it = inputs.find(b->name);
+      if (it == inputs.end() || int64_t(it->second.size()) != b->num_elements()) {
+        return InvalidArgumentError("interpret " + func.name + ": input " + b->name +
+                                    " missing or of wrong size");
+      }
+      data = it->second;
+    }
+    interp.storage().push_back({b, std::move(data), true});
+    interp.eval().tensors[b.get()] = &interp.storage().back();
+  }
+  TUNED_RETURN_IF_ERROR(interp.Run(func.body).WithContext("interpret " + func.name));
+  return interp.eval().tensors[func.args.back().get()]->data;
+}
+
+}  // namespace tuned::lower

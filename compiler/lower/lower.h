@@ -1,0 +1,30 @@
+#ifndef TUNED_COMPILER_LOWER_LOWER_H_
+#define TUNED_COMPILER_LOWER_LOWER_H_
+
+/// \file
+/// Lowering: a schedule's state becomes a loop program. The pipeline (lower.cc) is
+///   1. bound inference (bound_inference.cc): the region each stage computes and the buffer
+///      regions that intermediate stages need at their allocation point;
+///   2. loop nest generation (loop_nest.cc): every stage's leaf loops, with stages computed at a
+///      loop placed inside it, reduction init nests, predicates for imperfect splits and for
+///      stages whose region extends past their domain, and allocations;
+///   3. simplification of the whole program (compiler/ir/simplify.h).
+
+#include <string>
+
+#include "common/status.h"
+#include "compiler/lower/lowered_func.h"
+#include "compiler/schedule/schedule.h"
+
+namespace tuned::lower {
+
+/// Lowers `state` into a kernel named `name`. Fails (InvalidArgument) when the state cannot be
+/// lowered, e.g. a reverse_compute_at inside a reduction loop of its producer.
+StatusOr<LoweredFunc> Lower(const schedule::ScheduleState& state, const std::string& name = "kernel");
+inline StatusOr<LoweredFunc> Lower(const schedule::Schedule& sch, const std::string& name = "kernel") {
+  return Lower(sch.state(), name);
+}
+
+}  // namespace tuned::lower
+
+#endif  // TUNED_COMPILER_LOWER_LOWER_H_

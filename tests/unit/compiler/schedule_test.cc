@@ -1,0 +1,214 @@
+// Each primitive's error cases name the block or loop and the rule broken, and leave the
+// schedule unchanged; valid uses transform the loops as documented.
+
+#include <gtest/gtest.h>
+
+#include "compiler/ir/evaluator.h"
+#include "compiler/ir/ir_printer.h"
+#include "compiler/ir/op_library.h"
+#include "compiler/lower/interpreter.h"
+#include "compiler/lower/lower.h"
+#include "compiler/schedule/schedule.h"
+
+namespace tuned::schedule {
+namespace {
+
+std::shared_ptr<const ir::Workload> Spec(const std::string& spec) {
+  auto w = ir::ParseWorkloadSpec(spec);
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  return std::make_shared<const ir::Workload>(std::move(w).value());
+}
+
+#define EXPECT_ERROR(expr, substring)                                           \
+  do {                                                                          \
+    auto result_ = (expr);                                                      \
+    ASSERT_FALSE(result_.ok()) << #expr << " succeeded";                        \
+    EXPECT_NE(StatusOf(result_).message().find(substring), std::string::npos) \
+        << StatusOf(result_).message();                                         \
+  } while (0)
+
+const Status& StatusOf(const Status& s) { return s; }
+template <typename T>
+const Status& StatusOf(const StatusOr<T>& s) { return s.status(); }
+
+class ScheduleTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<const ir::Workload> matmul = Spec("matmul(M=16,N=12,K=8)");
+  Schedule sch{matmul, 1};
+  BlockRV C() { return *sch.GetBlock("C"); }
+  std::vector<LoopRV> Loops(BlockRV b) { return *sch.GetLoops(b); }
+
+  // The scheduled program still computes matmul.
+  void ExpectCorrect() {
+    auto func = lower::Lower(sch);
+    ASSERT_TRUE(func.ok()) << func.status().message();
+    auto inputs = ir::RandomInputs(*matmul, 3);
+    auto expected = ir::EvaluateReference(*matmul, inputs);
+    auto actual = lower::Interpret(*func, inputs);
+    ASSERT_TRUE(actual.ok()) << actual.status().message() << "\n" << ir::ToString(func->body);
+    EXPECT_LE(ir::MaxRelativeError(*actual, expected->at("C")), 1e-4);
+  }
+};
+
+TEST_F(ScheduleTest, GetBlockNamesKnownBlocks) {
+  EXPECT_ERROR(sch.GetBlock("D"), "no block named 'D' (blocks: C)");
+}
+
+TEST_F(ScheduleTest, SplitWithRemainderKeepsResults) {
+  auto loops = Loops(C());
+  auto parts = sch.Split(loops[0], {std::monostate{}, int64_t(5)});  // 16 = 4 x 5 - 4
+  ASSERT_TRUE(parts.ok());
+  EXPECT_EQ(parts->size(), 2u);
+  std::string program = ir::ToString(lower::Lower(sch)->body);
+  EXPECT_NE(program.find("if (((C.i_0 * 5) + C.i_1) < 16)"), std::string::npos) << program;
+  ExpectCorrect();
+}
+
+TEST_F(ScheduleTest, SplitErrors) {
+  auto loops = Loops(C());
+  EXPECT_ERROR(sch.Split(loops[0], {int64_t(4)}), "needs at least 2 factors");
+  EXPECT_ERROR(sch.Split(loops[0], {int64_t(0), std::monostate{}}), "factor 0 is not positive");
+  EXPECT_ERROR(sch.Split(loops[0], {std::monostate{}, std::monostate{}}), "more than one factor is inferred");
+  EXPECT_ERROR(sch.Split(loops[0], {int64_t(3), int64_t(5)}),
+               "split of loop i of block C: factors multiply to 15, loop extent is 16");
+  ASSERT_TRUE(sch.Split(loops[0], {int64_t(4), int64_t(4)}).ok());
+  EXPECT_ERROR(sch.Split(loops[0], {int64_t(4), int64_t(4)}), "loop i of block C was already split or fused");
+}
+
+TEST_F(ScheduleTest, FuseErrors) {
+  auto loops = Loops(C());
+  EXPECT_ERROR(sch.Fuse({loops[1], loops[2]}), "mix spatial and reduction loops");
+  EXPECT_ERROR(sch.Fuse({loops[1], loops[0]}), "must be adjacent and given outermost first");
+  EXPECT_ERROR(sch.Fuse({loops[0]}), "needs at least 2 loops");
+  ASSERT_TRUE(sch.Fuse({loops[0], loops[1]}).ok());
+  ExpectCorrect();
+}
+
+TEST_F(ScheduleTest, ReorderErrors) {
+  auto loops = Loops(C());
+  EXPECT_ERROR(sch.Reorder({loops[0], loops[0]}), "given twice");
+  auto other = Spec("add(M=4,N=4)");
+  ASSERT_TRUE(sch.Reorder({loops[2], loops[0], loops[1]}).ok());
+  ExpectCorrect();
+}
+
+TEST_F(ScheduleTest, ReorderOfLoopsFromDifferentNestsIsRefused) {
+  auto dense = Spec("dense(M=4,N=4,K=4,relu=true)");
+  Schedule s(dense, 1);
+  auto a = *s.GetLoops(*s.GetBlock("dense"));
+  auto b = *s.GetLoops(*s.GetBlock("relu"));
+  EXPECT_ERROR(s.Reorder({a[0], b[0]}), "are in different loop nests");
+}
+
+TEST_F(ScheduleTest, LoopKindErrors) {
+  auto loops = Loops(C());
+  EXPECT_ERROR(sch.Parallel(loops[2]), "parallel of loop ri of block C: it is a reduction loop");
+  EXPECT_ERROR(sch.Vectorize(loops[2]), "it is a reduction loop");
+  ASSERT_TRUE(sch.Parallel(loops[0]).ok());
+  EXPECT_ERROR(sch.Vectorize(loops[0]), "it is already parallel");
+  EXPECT_ERROR(sch.Bind(loops[1], "warpIdx.x"), "unknown thread axis 'warpIdx.x'");
+  EXPECT_ERROR(sch.Annotate(loops[1], "pragma_x", 1), "unknown annotation 'pragma_x'");
+  EXPECT_ERROR(sch.Annotate(loops[1], "auto_unroll_max_step", -1), "must not be negative");
+  ASSERT_TRUE(sch.Vectorize(loops[1]).ok());
+  ASSERT_TRUE(sch.Unroll(loops[2]).ok());
+  ExpectCorrect();
+}
+
+TEST_F(ScheduleTest, CacheAndComputeAtErrors) {
+  BlockRV c = C();
+  EXPECT_ERROR(sch.CacheRead(c, 5, "local"), "read index 5, the block reads 2 buffers");
+  EXPECT_ERROR(sch.CacheRead(c, 0, "texture"), "unknown memory scope 'texture'");
+  EXPECT_ERROR(sch.ComputeInline(c), "compute_inline of block C: it writes the output");
+  auto a_local = sch.CacheRead(c, 0, "local");
+  ASSERT_TRUE(a_local.ok());
+  auto loops = Loops(c);
+  EXPECT_ERROR(sch.ComputeAt(c, loops[0]), "compute_at of block C: it writes the output");
+  EXPECT_ERROR(sch.ComputeAt(*a_local, Loops(*a_local)[0]), "cannot compute at its own loop");
+  ASSERT_TRUE(sch.ComputeAt(*a_local, loops[2]).ok());
+  EXPECT_ERROR(sch.CacheWrite(c, "local"), "other blocks are computed at its loops");
+  EXPECT_ERROR(sch.DecomposeReduction(*a_local, Loops(*a_local)[0]), "it is not a reduction");
+  auto k = *sch.Split(loops[2], {std::monostate{}, int64_t(4)});
+  EXPECT_ERROR(sch.DecomposeReduction(c, k[1]), "loop ri_1 is inside reduction loop ri_0");
+  ASSERT_TRUE(sch.DecomposeReduction(c, loops[1]).ok());
+  ExpectCorrect();
+}
+
+TEST_F(ScheduleTest, ComputeAtToLoopNotCoveringConsumerIsRefused) {
+  auto softmax = Spec("softmax(M=4,N=6)");
+  Schedule s(softmax, 1);
+  // exp is read by row_sum and softmax; a loop of softmax alone does not cover row_sum.
+  auto loops = *s.GetLoops(*s.GetBlock("softmax"));
+  EXPECT_ERROR(s.ComputeAt(*s.GetBlock("exp"), loops[0]), "does not cover its consumer row_sum");
+}
+
+TEST_F(ScheduleTest, ReverseComputeAtErrors) {
+  auto dense = Spec("dense(M=8,N=8,K=4,bias=true)");
+  Schedule s(dense, 1);
+  BlockRV d = *s.GetBlock("dense"), bias = *s.GetBlock("bias_add");
+  auto loops = *s.GetLoops(d);
+  EXPECT_ERROR(s.ReverseComputeAt(bias, loops[2]), "inside reduction loop ri");
+  EXPECT_ERROR(s.ReverseComputeAt(d, (*s.GetLoops(bias))[0]), "it is a reduction");
+  ASSERT_TRUE(s.ReverseComputeAt(bias, loops[1]).ok());
+  EXPECT_ERROR(s.Reorder({loops[2], loops[1]}), "would be computed inside reduction loop ri");
+}
+
+TEST_F(ScheduleTest, InlineErrors) {
+  auto dense = Spec("dense(M=8,N=8,K=4,bias=true,relu=true)");
+  Schedule s(dense, 1);
+  EXPECT_ERROR(s.ComputeInline(*s.GetBlock("dense")), "it is a reduction");
+  EXPECT_ERROR(s.ReverseComputeInline(*s.GetBlock("bias_add")), "its producer dense is a reduction");
+  ASSERT_TRUE(s.ReverseComputeInline(*s.GetBlock("relu")).ok());
+  EXPECT_ERROR(s.GetBlock("relu"), "was inlined");
+}
+
+TEST_F(ScheduleTest, SamplingDecisionsAreValidated) {
+  auto loops = Loops(C());
+  EXPECT_ERROR(sch.SamplePerfectTile(loops[0], 2, 16, std::vector<int64_t>{4, 3}), "multiplies to 12");
+  EXPECT_ERROR(sch.SamplePerfectTile(loops[0], 2, 4, std::vector<int64_t>{2, 8}), "innermost factor 8 over 4");
+  EXPECT_ERROR(sch.SamplePerfectTile(loops[0], 3, 16, std::vector<int64_t>{4, 4}), "expected 3");
+  EXPECT_ERROR(sch.SampleCategorical({1, 2}, {0.5}), "2 candidates with 1 probabilities");
+  EXPECT_ERROR(sch.SampleCategorical({1, 2}, {0.5, 0.5}, 2), "decision 2 is not an index");
+  auto tiles = sch.SamplePerfectTile(loops[0], 3, 4);
+  ASSERT_TRUE(tiles.ok());
+  EXPECT_EQ(sch.Get((*tiles)[0]) * sch.Get((*tiles)[1]) * sch.Get((*tiles)[2]), 16);
+  EXPECT_LE(sch.Get((*tiles)[2]), 4);
+}
+
+TEST_F(ScheduleTest, SamplingIsReproducibleFromTheSeed) {
+  auto sample = [&](uint64_t seed) {
+    Schedule s(matmul, seed);
+    auto loops = *s.GetLoops(*s.GetBlock("C"));
+    std::vector<int64_t> values;
+    for (int r = 0; r < 5; ++r) {
+      std::vector<IntRV> tiles = *s.SamplePerfectTile(loops[0], 3, 16);
+      for (IntRV v : tiles) values.push_back(s.Get(v));
+    }
+    return values;
+  };
+  EXPECT_EQ(sample(7), sample(7));
+  EXPECT_NE(sample(7), sample(8));
+}
+
+// A register-tiled, packed, vectorized and parallel matmul written with the primitives.
+TEST_F(ScheduleTest, TiledMatmulWithCacheStagesComputesCorrectly) {
+  BlockRV c = C();
+  auto loops = Loops(c);
+  auto i = *sch.Split(loops[0], {std::monostate{}, int64_t(4)});
+  auto j = *sch.Split(loops[1], {std::monostate{}, int64_t(4)});
+  auto k = *sch.Split(loops[2], {std::monostate{}, int64_t(2)});
+  ASSERT_TRUE(sch.Reorder({i[0], j[0], k[0], k[1], i[1], j[1]}).ok());
+  BlockRV wb = *sch.CacheWrite(c, "local");
+  ASSERT_TRUE(sch.ReverseComputeAt(wb, j[0]).ok());
+  BlockRV b_local = *sch.CacheRead(c, 1, "local");
+  ASSERT_TRUE(sch.ComputeAt(b_local, k[0]).ok());
+  ASSERT_TRUE(sch.Vectorize(j[1]).ok());
+  ASSERT_TRUE(sch.Parallel(i[0]).ok());
+  ASSERT_TRUE(sch.DecomposeReduction(c, k[0]).ok());
+  std::string program = ir::ToString(lower::Lower(sch)->body);
+  EXPECT_NE(program.find("allocate C_local: float32[4, 4] local"), std::string::npos) << program;
+  EXPECT_NE(program.find("allocate B_local: float32[2, 4] local"), std::string::npos) << program;
+  ExpectCorrect();
+}
+
+}  // namespace
+}  // namespace tuned::schedule

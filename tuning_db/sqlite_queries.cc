@@ -1,0 +1,411 @@
+// The read side of SqliteDatabase: lookups, best-k with miss reasons, listings and statistics.
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "tuning_db/record_text.h"
+#include "tuning_db/sqlite_database_internal.h"
+
+namespace tuned::db {
+namespace {
+
+template <typename Message>
+Status ParseStored(Message& message, const std::string& bytes, std::string_view what, int64_t row) {
+  if (!message.ParseFromString(bytes)) {
+    return DataLossError("stored " + std::string(what) + " of row " + std::to_string(row) +
+                         " cannot be parsed");
+  }
+  return Status::Ok();
+}
+
+StatusOr<v1::TuningRecord> RecordFromRow(const Statement& stmt) {
+  v1::TuningRecord record;
+  const int64_t id = stmt.ColumnInt(0);
+  record.set_record_id(id);
+  TUNED_RETURN_IF_ERROR(
+      ParseStored(*record.mutable_workload(), stmt.ColumnBlob(1), "workload", id));
+  record.mutable_target()->set_target(stmt.ColumnText(2));
+  record.mutable_target()->set_kind(static_cast<v1::TargetKind>(stmt.ColumnInt(3)));
+  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_trace(), stmt.ColumnBlob(4), "trace", id));
+  record.set_trace_hash(stmt.ColumnText(5));
+  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_result(), stmt.ColumnBlob(6), "result", id));
+  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_config(), stmt.ColumnBlob(7), "config", id));
+  record.set_tuner_version(stmt.ColumnText(8));
+  record.set_task_id(stmt.ColumnText(9));
+  record.set_created_unix_ms(stmt.ColumnInt(10));
+  record.set_origin(stmt.ColumnText(11));
+  return record;
+}
+
+std::string Quoted(const std::string& text) { return "'" + text + "'"; }
+
+}  // namespace
+
+StatusOr<std::vector<v1::TuningRecord>> SqliteDatabase::QueryRecordsLocked(Statement& stmt) {
+  std::vector<v1::TuningRecord> records;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, stmt.Step());
+    if (!has_row) break;
+    TUNED_ASSIGN_OR_RETURN(v1::TuningRecord record, RecordFromRow(stmt));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+StatusOr<v1::TuningRecord> SqliteDatabase::GetRecordLocked(int64_t record_id) {
+  TUNED_ASSIGN_OR_RETURN(CachedStatement stmt,
+                         Cached(std::string(kRecordSelect) + "WHERE r.id = ?"));
+  stmt->BindInt(1, record_id);
+  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> records, QueryRecordsLocked(*stmt));
+  if (records.empty()) return NotFoundError("no record with id " + std::to_string(record_id));
+  return std::move(records.front());
+}
+
+StatusOr<v1::Workload> SqliteDatabase::GetWorkload(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(CachedStatement stmt,
+                         Cached("SELECT id, workload FROM workloads WHERE key = ?"));
+  stmt->BindText(1, key);
+  TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return NotFoundError("no workload with key '" + key + "'");
+  v1::Workload workload;
+  TUNED_RETURN_IF_ERROR(ParseStored(workload, stmt->ColumnBlob(1), "workload", stmt->ColumnInt(0)));
+  return workload;
+}
+
+StatusOr<std::vector<WorkloadSummary>> SqliteDatabase::ListWorkloads() {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginRead(conn_.get()));
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement stmt,
+      Cached("SELECT w.id, w.workload, COUNT(r.id), COALESCE(SUM(r.status = 1), 0), "
+             "COALESCE(MIN(r.median_seconds), 0), COALESCE(MAX(r.created_unix_ms), 0), "
+             "(SELECT group_concat(target, char(10)) FROM (SELECT DISTINCT t.target AS target "
+             " FROM records r2 JOIN targets t ON t.id = r2.target_id "
+             " WHERE r2.workload_id = w.id ORDER BY t.target)) "
+             "FROM workloads w LEFT JOIN records r ON r.workload_id = w.id "
+             "GROUP BY w.id ORDER BY w.key"));
+  std::vector<WorkloadSummary> summaries;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) break;
+    WorkloadSummary summary;
+    TUNED_RETURN_IF_ERROR(
+        ParseStored(summary.workload, stmt->ColumnBlob(1), "workload", stmt->ColumnInt(0)));
+    summary.num_records = stmt->ColumnInt(2);
+    summary.num_ok = stmt->ColumnInt(3);
+    summary.best_median_seconds = stmt->ColumnDouble(4);
+    summary.last_unix_ms = stmt->ColumnInt(5);
+    std::istringstream targets(stmt->ColumnText(6));
+    for (std::string line; std::getline(targets, line);) summary.targets.push_back(line);
+    summaries.push_back(std::move(summary));
+  }
+  return summaries;
+}
+
+StatusOr<std::vector<std::string>> SqliteDatabase::ListTargets(const std::string& workload_key) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement stmt,
+      Cached(workload_key.empty()
+                 ? "SELECT t.target FROM targets t WHERE EXISTS "
+                   "(SELECT 1 FROM records r WHERE r.target_id = t.id) ORDER BY t.target"
+                 : "SELECT t.target FROM targets t WHERE EXISTS (SELECT 1 FROM records r "
+                   "WHERE r.workload_id = (SELECT id FROM workloads WHERE key = ?) "
+                   "AND r.target_id = t.id) ORDER BY t.target"));
+  if (!workload_key.empty()) stmt->BindText(1, workload_key);
+  std::vector<std::string> targets;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) break;
+    targets.push_back(stmt->ColumnText(0));
+  }
+  return targets;
+}
+
+StatusOr<v1::TuningRecord> SqliteDatabase::GetRecord(int64_t record_id) {
+  std::lock_guard lock(mutex_);
+  return GetRecordLocked(record_id);
+}
+
+StatusOr<std::vector<v1::TuningRecord>> SqliteDatabase::ListRecords(const RecordFilter& filter) {
+  std::string sql = std::string(kRecordSelect) + "WHERE r.id > ?1";
+  if (!filter.workload_key.empty()) sql += " AND w.key = ?2";
+  if (!filter.target.empty()) sql += " AND t.target = ?3";
+  if (!filter.task_id.empty()) sql += " AND r.task_id = ?4";
+  sql += " ORDER BY r.id LIMIT ?5";
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(CachedStatement stmt, Cached(sql));
+  stmt->BindInt(1, filter.after_id).BindInt(5, filter.limit);
+  if (!filter.workload_key.empty()) stmt->BindText(2, filter.workload_key);
+  if (!filter.target.empty()) stmt->BindText(3, filter.target);
+  if (!filter.task_id.empty()) stmt->BindText(4, filter.task_id);
+  return QueryRecordsLocked(*stmt);
+}
+
+StatusOr<BestRecords> SqliteDatabase::GetBestRecords(const BestRecordsQuery& query) {
+  if (query.limit <= 0) return InvalidArgumentError("best-records limit must be positive");
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginRead(conn_.get()));
+  TUNED_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(query.workload_key));
+  TUNED_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(query.target));
+  BestRecords best;
+  if (workload_id != 0 && target_id != 0) {
+    std::string sql = std::string(kRecordSelect) +
+                      "WHERE r.workload_id = ?1 AND r.target_id = ?2 AND r.status = 1";
+    if (!query.device_model.empty()) sql += " AND r.device_model = ?4";
+    sql += " ORDER BY r.median_seconds, r.id LIMIT ?3";
+    TUNED_ASSIGN_OR_RETURN(CachedStatement stmt, Cached(sql));
+    stmt->BindInt(1, workload_id).BindInt(2, target_id).BindInt(3, query.limit);
+    if (!query.device_model.empty()) stmt->BindText(4, query.device_model);
+    TUNED_ASSIGN_OR_RETURN(best.records, QueryRecordsLocked(*stmt));
+  }
+  if (best.records.empty()) {
+    TUNED_ASSIGN_OR_RETURN(best.miss_reason, ExplainMissLocked(query, workload_id, target_id));
+  }
+  return best;
+}
+
+StatusOr<std::string> SqliteDatabase::ExplainMissLocked(const BestRecordsQuery& query,
+                                                        int64_t workload_id, int64_t target_id) {
+  if (workload_id == 0) return "no workload with key " + Quoted(query.workload_key);
+  // Per target of this workload: how many records, how many OK.
+  TUNED_ASSIGN_OR_RETURN(CachedStatement per_target,
+                         Cached("SELECT t.id, t.target, COUNT(*), SUM(r.status = 1) FROM records r "
+                                "JOIN targets t ON t.id = r.target_id WHERE r.workload_id = ? "
+                                "GROUP BY t.id ORDER BY t.target"));
+  per_target->BindInt(1, workload_id);
+  int64_t here_total = 0;
+  int64_t here_ok = 0;
+  std::vector<std::string> elsewhere;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, per_target->Step());
+    if (!has_row) break;
+    if (per_target->ColumnInt(0) == target_id) {
+      here_total = per_target->ColumnInt(2);
+      here_ok = per_target->ColumnInt(3);
+    } else {
+      elsewhere.push_back(Quoted(per_target->ColumnText(1)) + " (" +
+                          std::to_string(per_target->ColumnInt(3)) + " ok of " +
+                          std::to_string(per_target->ColumnInt(2)) + ")");
+    }
+  }
+  const std::string workload = "workload " + Quoted(query.workload_key);
+  if (here_total == 0) {
+    if (elsewhere.empty()) return workload + " has no records";
+    std::string reason = "no records of " + workload + " for target " + Quoted(query.target) +
+                         "; records exist for other targets: ";
+    for (size_t i = 0; i < elsewhere.size(); ++i) reason += (i ? ", " : "") + elsewhere[i];
+    return reason;
+  }
+  if (here_ok == 0) {
+    TUNED_ASSIGN_OR_RETURN(CachedStatement by_status,
+                           Cached("SELECT status, COUNT(*) FROM records WHERE workload_id = ? AND "
+                                  "target_id = ? GROUP BY status ORDER BY status"));
+    by_status->BindInt(1, workload_id).BindInt(2, target_id);
+    std::string reason = "all " + std::to_string(here_total) + " records of " + workload +
+                         " for target " + Quoted(query.target) + " failed (";
+    bool first = true;
+    while (true) {
+      TUNED_ASSIGN_OR_RETURN(bool has_row, by_status->Step());
+      if (!has_row) break;
+      reason += (first ? "" : ", ") + std::to_string(by_status->ColumnInt(1)) + " " +
+                MeasureStatusLabel(static_cast<v1::MeasureStatus>(by_status->ColumnInt(0)));
+      first = false;
+    }
+    return reason + ")";
+  }
+  // OK records exist for the target, so the device filter excluded them all.
+  TUNED_ASSIGN_OR_RETURN(CachedStatement devices,
+                         Cached("SELECT device_model, COUNT(*) FROM records WHERE workload_id = ? "
+                                "AND target_id = ? AND status = 1 GROUP BY device_model "
+                                "ORDER BY device_model"));
+  devices->BindInt(1, workload_id).BindInt(2, target_id);
+  std::string reason = "no ok records of " + workload + " for target " + Quoted(query.target) +
+                       " on device " + Quoted(query.device_model) + "; ok records exist on: ";
+  bool first = true;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, devices->Step());
+    if (!has_row) break;
+    reason += (first ? "" : ", ") + Quoted(devices->ColumnText(0)) + " (" +
+              std::to_string(devices->ColumnInt(1)) + ")";
+    first = false;
+  }
+  return reason;
+}
+
+StatusOr<std::vector<v1::TuningRecord>> SqliteDatabase::TaskRecords(const std::string& task_id) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(CachedStatement stmt,
+                         Cached(std::string(kRecordSelect) + "WHERE r.task_id = ? ORDER BY r.id"));
+  stmt->BindText(1, task_id);
+  return QueryRecordsLocked(*stmt);
+}
+
+StatusOr<bool> SqliteDatabase::HasMeasured(const std::string& workload_key,
+                                           const std::string& target,
+                                           const std::string& trace_hash) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement stmt,
+      Cached("SELECT 1 FROM records WHERE workload_id = (SELECT id FROM workloads WHERE key = ?) "
+             "AND target_id = (SELECT id FROM targets WHERE target = ?) AND trace_hash = ? "
+             "LIMIT 1"));
+  stmt->BindText(1, workload_key).BindText(2, target).BindText(3, trace_hash);
+  return stmt->Step();
+}
+
+StatusOr<DatabaseStats> SqliteDatabase::Stats() {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginRead(conn_.get()));
+  DatabaseStats stats;
+  stats.path = path_;
+  stats.database_id = database_id_;
+  std::error_code error;
+  for (const char* suffix : {"", "-wal"}) {
+    uintmax_t size = std::filesystem::file_size(path_ + suffix, error);
+    if (!error) stats.file_bytes += static_cast<int64_t>(size);
+  }
+  TUNED_ASSIGN_OR_RETURN(CachedStatement counts,
+                         Cached("SELECT (SELECT user_version FROM pragma_user_version), "
+                                "(SELECT COUNT(*) FROM workloads), (SELECT COUNT(*) FROM targets), "
+                                "(SELECT COUNT(*) FROM records), (SELECT COUNT(*) FROM tasks), "
+                                "(SELECT COUNT(*) FROM cost_model_snapshots)"));
+  TUNED_ASSIGN_OR_RETURN(bool has_row, counts->Step());
+  if (!has_row) return InternalError("database counts returned nothing");
+  stats.schema_version = static_cast<int>(counts->ColumnInt(0));
+  stats.num_workloads = counts->ColumnInt(1);
+  stats.num_targets = counts->ColumnInt(2);
+  stats.num_records = counts->ColumnInt(3);
+  stats.num_tasks = counts->ColumnInt(4);
+  stats.num_snapshots = counts->ColumnInt(5);
+
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement by_status,
+      Cached("SELECT status, COUNT(*) FROM records GROUP BY status ORDER BY status"));
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool row, by_status->Step());
+    if (!row) break;
+    stats.records_by_status.emplace_back(static_cast<v1::MeasureStatus>(by_status->ColumnInt(0)),
+                                         by_status->ColumnInt(1));
+  }
+  TUNED_ASSIGN_OR_RETURN(CachedStatement by_state,
+                         Cached("SELECT state, COUNT(*) FROM tasks GROUP BY state ORDER BY state"));
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool row, by_state->Step());
+    if (!row) break;
+    stats.tasks_by_state.emplace_back(static_cast<v1::TaskState>(by_state->ColumnInt(0)),
+                                      by_state->ColumnInt(1));
+  }
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement targets,
+      Cached("SELECT t.target, t.device_description, COUNT(r.id), COALESCE(SUM(r.status = 1), 0) "
+             "FROM targets t LEFT JOIN records r ON r.target_id = t.id GROUP BY t.id "
+             "ORDER BY t.target"));
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool row, targets->Step());
+    if (!row) break;
+    stats.targets.push_back(TargetCount{targets->ColumnText(0), targets->ColumnText(1),
+                                        targets->ColumnInt(2), targets->ColumnInt(3)});
+  }
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement merges,
+      Cached("SELECT source_path, source_database_id, workloads_added, records_added, "
+             "snapshots_added, merged_unix_ms FROM merges ORDER BY id"));
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool row, merges->Step());
+    if (!row) break;
+    stats.merges.push_back(MergeEntry{merges->ColumnText(0), merges->ColumnText(1),
+                                      merges->ColumnInt(2), merges->ColumnInt(3),
+                                      merges->ColumnInt(4), merges->ColumnInt(5)});
+  }
+  return stats;
+}
+
+static constexpr char kTaskSelect[] =
+    "SELECT task_id, spec, state, trials_done, best_record_id, error, updated_unix_ms FROM tasks ";
+
+StatusOr<v1::TaskStatus> SqliteDatabase::TaskFromRowLocked(Statement& stmt) {
+  v1::TaskStatus status;
+  status.set_task_id(stmt.ColumnText(0));
+  if (!status.mutable_spec()->ParseFromString(stmt.ColumnBlob(1))) {
+    return DataLossError("stored spec of task '" + status.task_id() + "' cannot be parsed");
+  }
+  status.set_state(static_cast<v1::TaskState>(stmt.ColumnInt(2)));
+  status.set_trials_done(static_cast<uint32_t>(stmt.ColumnInt(3)));
+  status.set_error(stmt.ColumnText(5));
+  status.set_updated_unix_ms(stmt.ColumnInt(6));
+  if (!stmt.ColumnIsNull(4)) {
+    TUNED_ASSIGN_OR_RETURN(*status.mutable_best(), GetRecordLocked(stmt.ColumnInt(4)));
+  }
+  return status;
+}
+
+StatusOr<v1::TaskStatus> SqliteDatabase::LoadTask(const std::string& task_id) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginRead(conn_.get()));
+  TUNED_ASSIGN_OR_RETURN(CachedStatement stmt,
+                         Cached(std::string(kTaskSelect) + "WHERE task_id = ?"));
+  stmt->BindText(1, task_id);
+  TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return NotFoundError("no task with id '" + task_id + "'");
+  return TaskFromRowLocked(*stmt);
+}
+
+StatusOr<std::vector<v1::TaskStatus>> SqliteDatabase::ListTasks(
+    std::optional<v1::TaskState> state) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginRead(conn_.get()));
+  TUNED_ASSIGN_OR_RETURN(CachedStatement stmt,
+                         Cached(std::string(kTaskSelect) + (state ? "WHERE state = ? " : "") +
+                                "ORDER BY updated_unix_ms, task_id"));
+  if (state) stmt->BindInt(1, *state);
+  std::vector<v1::TaskStatus> tasks;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) break;
+    TUNED_ASSIGN_OR_RETURN(v1::TaskStatus task, TaskFromRowLocked(*stmt));
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
+static constexpr char kSnapshotSelect[] =
+    "SELECT t.target, s.format, s.feature_version, s.num_records, s.model, s.created_unix_ms, "
+    "s.origin FROM cost_model_snapshots s JOIN targets t ON t.id = s.target_id ";
+
+static CostModelSnapshot SnapshotFromRow(const Statement& stmt) {
+  return CostModelSnapshot{
+      stmt.ColumnText(0), stmt.ColumnText(1), static_cast<uint32_t>(stmt.ColumnInt(2)),
+      stmt.ColumnInt(3),  stmt.ColumnBlob(4), stmt.ColumnInt(5),
+      stmt.ColumnText(6)};
+}
+
+StatusOr<CostModelSnapshot> SqliteDatabase::LatestCostModelSnapshot(const std::string& target) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement stmt,
+      Cached(std::string(kSnapshotSelect) +
+             "WHERE t.target = ? ORDER BY s.created_unix_ms DESC, s.id DESC LIMIT 1"));
+  stmt->BindText(1, target);
+  TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return NotFoundError("no cost-model snapshot for target '" + target + "'");
+  return SnapshotFromRow(*stmt);
+}
+
+StatusOr<std::vector<CostModelSnapshot>> SqliteDatabase::ListCostModelSnapshots() {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(CachedStatement stmt,
+                         Cached(std::string(kSnapshotSelect) + "ORDER BY s.created_unix_ms, s.id"));
+  std::vector<CostModelSnapshot> snapshots;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) break;
+    snapshots.push_back(SnapshotFromRow(*stmt));
+  }
+  return snapshots;
+}
+
+}  // namespace tuned::db

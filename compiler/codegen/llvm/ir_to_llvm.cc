@@ -1,0 +1,971 @@
+// Translation of lowered loop programs into LLVM IR. The rules are documented once, in
+// codegen_llvm.h; this file is their implementation:
+//   CheckFunc         rejects programs the CPU back end cannot run (unbound names, GPU loops)
+//   CodeGen           walks statements and expressions with an IRBuilder; in a vectorized loop
+//                     body every value is either uniform (a scalar) or one value per lane (an
+//                     LLVM vector), and `mask_` holds the active lanes under lane-dependent
+//                     branches
+//   BuildModule       one kernel function plus its packed-argument wrapper per LoweredFunc
+
+#include <cctype>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "common/check.h"
+#include "common/logging.h"
+#include "compiler/codegen/llvm/llvm_internal.h"
+#include "compiler/codegen/llvm/loop_analysis.h"
+#include "compiler/ir/ir_mutator.h"
+
+namespace tuned::codegen::internal {
+namespace {
+
+using namespace tuned::ir;
+using lower::LoweredFunc;
+
+// Vectorized loops wider than this are strip-mined into chunks of kChunkLanes lanes.
+constexpr int64_t kMaxLanes = 64;
+constexpr int64_t kChunkLanes = 16;
+constexpr unsigned kBufferAlign = 64;
+
+bool IsCIdentifier(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// Checks scoping (every variable bound by an enclosing loop, every buffer an argument or
+// allocated around its use) and that the program only uses what the CPU back end supports.
+class FuncChecker : public IRVisitor {
+ public:
+  explicit FuncChecker(const LoweredFunc& func) {
+    for (const Buffer& b : func.args) buffers_.insert(b.get());
+  }
+  Status status;
+
+  using IRVisitor::Visit;
+  void Visit(const Stmt& s) override {
+    if (!status.ok()) return;
+    if (const Allocate* op = s.as<Allocate>()) {
+      bool inserted = buffers_.insert(op->buffer.get()).second;
+      IRVisitor::Visit(s);
+      if (inserted) buffers_.erase(op->buffer.get());
+      return;
+    }
+    IRVisitor::Visit(s);
+  }
+
+ protected:
+  void VisitVar(const VarNode* op) override {
+    if (!vars_.count(op)) Fail("variable " + op->name + " is used outside a loop that binds it");
+  }
+  void VisitLoad(const Load* op) override {
+    CheckBuffer(op->buffer);
+    IRVisitor::VisitLoad(op);
+  }
+  void VisitStore(const Store* op) override {
+    CheckBuffer(op->buffer);
+    IRVisitor::VisitStore(op);
+  }
+  void VisitFor(const For* op) override {
+    if (op->kind == ForKind::kThreadBinding) {
+      Fail("loop " + op->var->name + " is bound to " + op->thread_tag +
+           ", which needs a GPU code generator");
+      return;
+    }
+    if (!op->var->type.is_int()) Fail("loop variable " + op->var->name + " is not an integer");
+    Visit(op->min);
+    Visit(op->extent);
+    vars_.insert(op->var.get());
+    Visit(op->body);
+    vars_.erase(op->var.get());
+  }
+
+ private:
+  void CheckBuffer(const Buffer& b) {
+    if (!buffers_.count(b.get())) Fail("buffer " + b->name + " is neither an argument nor allocated");
+  }
+  void Fail(std::string message) {
+    if (status.ok()) status = InvalidArgumentError(std::move(message));
+  }
+  std::unordered_set<const VarNode*> vars_;
+  std::unordered_set<const BufferNode*> buffers_;
+};
+
+Status CheckFunc(const LoweredFunc& func) {
+  const std::string where = "kernel " + func.name;
+  if (!IsCIdentifier(func.name)) {
+    return InvalidArgumentError("kernel name '" + func.name + "' is not a C identifier");
+  }
+  if (func.args.empty()) return InvalidArgumentError(where + ": no arguments");
+  if (!func.body.defined()) return InvalidArgumentError(where + ": no body");
+  std::unordered_set<const BufferNode*> seen;
+  for (const Buffer& b : func.args) {
+    if (!seen.insert(b.get()).second) {
+      return InvalidArgumentError(where + ": buffer " + b->name + " is passed twice");
+    }
+    if (b->scope != MemoryScope::kGlobal) {
+      return InvalidArgumentError(where + ": argument " + b->name + " is not in global scope");
+    }
+  }
+  FuncChecker checker(func);
+  checker.Visit(func.body);
+  return checker.status.WithContext(where);
+}
+
+class CodeGen {
+ public:
+  CodeGen(llvm::Module& module, const CpuTarget& target, int num_threads)
+      : ctx_(module.getContext()), module_(module), b_(ctx_), cpu_(target.cpu),
+        features_(target.FeatureString()), num_threads_(num_threads) {}
+
+  void AddKernel(const LoweredFunc& func) {
+    kernel_name_ = func.name;
+    llvm::Type* ptr = PtrType();
+    std::vector<llvm::Type*> params(func.args.size(), ptr);
+    llvm::Function* fn = llvm::Function::Create(
+        llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::Function::ExternalLinkage,
+        func.name, module_);
+    SetFunctionAttributes(fn);
+    frame_ = Frame{};
+    frame_.fn = fn;
+    for (size_t i = 0; i < func.args.size(); ++i) {
+      llvm::Argument* arg = fn->getArg(static_cast<unsigned>(i));
+      arg->setName(func.args[i]->name);
+      SetBufferParamAttributes(fn, static_cast<unsigned>(i), func.body, func.args[i].get());
+      frame_.buffers[func.args[i].get()] = arg;
+    }
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    EmitStmt(func.body);
+    b_.CreateRetVoid();
+
+    // void name_packed(void* const* args): loads each pointer and calls the kernel.
+    llvm::Function* packed = llvm::Function::Create(
+        llvm::FunctionType::get(b_.getVoidTy(), {ptr}, false), llvm::Function::ExternalLinkage,
+        PackedName(func.name), module_);
+    SetFunctionAttributes(packed);
+    packed->getArg(0)->setName("args");
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", packed));
+    std::vector<llvm::Value*> call_args;
+    for (size_t i = 0; i < func.args.size(); ++i) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptr, packed->getArg(0), i);
+      call_args.push_back(b_.CreateLoad(ptr, slot, func.args[i]->name));
+    }
+    b_.CreateCall(fn, call_args);
+    b_.CreateRetVoid();
+  }
+
+ private:
+  // Per-function state: what names mean in the function being emitted.
+  struct Frame {
+    llvm::Function* fn = nullptr;
+    std::unordered_map<const VarNode*, llvm::Value*> vars;
+    std::unordered_map<const BufferNode*, llvm::Value*> buffers;
+    bool in_parallel = false;
+  };
+  // The vectorized loop whose body is being emitted: `var` takes `lanes` values from `base`.
+  struct VectorScope {
+    Var var;
+    unsigned lanes;
+    llvm::Value* base;
+  };
+
+  // ---- types and attributes ----
+
+  llvm::Type* PtrType() { return llvm::PointerType::get(ctx_, 0); }
+
+  llvm::Type* ScalarType(DataType t) {
+    if (t.is_bool()) return b_.getInt1Ty();
+    if (t.is_int()) return b_.getIntNTy(t.bits);
+    switch (t.bits) {
+      case 16: return b_.getHalfTy();
+      case 32: return b_.getFloatTy();
+      case 64: return b_.getDoubleTy();
+      default: break;
+    }
+    TUNED_UNREACHABLE("float type of " << int(t.bits) << " bits");
+    return nullptr;
+  }
+
+  // Buffers store bool as one byte.
+  llvm::Type* StorageType(DataType t) { return t.is_bool() ? b_.getInt8Ty() : ScalarType(t); }
+
+  // `scalar`, or a vector of it as wide as `like` is.
+  static llvm::Type* ShapedLike(llvm::Type* scalar, const llvm::Value* like) {
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(like->getType())) {
+      return llvm::FixedVectorType::get(scalar, vt->getNumElements());
+    }
+    return scalar;
+  }
+
+  static bool IsVector(const llvm::Value* v) { return v->getType()->isVectorTy(); }
+
+  void SetFunctionAttributes(llvm::Function* fn) {
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr("target-cpu", cpu_);
+    if (!features_.empty()) fn->addFnAttr("target-features", features_);
+  }
+
+  void SetBufferParamAttributes(llvm::Function* fn, unsigned index, const Stmt& body,
+                                const BufferNode* buffer) {
+    fn->addParamAttr(index, llvm::Attribute::NoAlias);
+    fn->addParamAttr(index, llvm::Attribute::NoCapture);
+    fn->addParamAttr(index, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(kBufferAlign)));
+    if (!StoresTo(body, buffer)) fn->addParamAttr(index, llvm::Attribute::ReadOnly);
+  }
+
+  llvm::Value* Widen(llvm::Value* v) {
+    if (!vector_ || IsVector(v)) return v;
+    return b_.CreateVectorSplat(vector_->lanes, v);
+  }
+
+  void MatchLanes(llvm::Value*& a, llvm::Value*& c) {
+    if (IsVector(a) && !IsVector(c)) c = b_.CreateVectorSplat(VectorLanes(a), c);
+    if (IsVector(c) && !IsVector(a)) a = b_.CreateVectorSplat(VectorLanes(c), a);
+  }
+
+  static unsigned VectorLanes(const llvm::Value* v) {
+    return llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements();
+  }
+
+  llvm::AllocaInst* EntryAlloca(llvm::Type* type, const std::string& name) {
+    llvm::BasicBlock& entry = frame_.fn->getEntryBlock();
+    llvm::IRBuilder<> entry_builder(&entry, entry.begin());
+    llvm::AllocaInst* slot = entry_builder.CreateAlloca(type, nullptr, name);
+    slot->setAlignment(llvm::Align(kBufferAlign));
+    return slot;
+  }
+
+  llvm::FunctionCallee RuntimeFunction(const char* name, llvm::Type* ret,
+                                       std::vector<llvm::Type*> params) {
+    llvm::FunctionCallee callee =
+        module_.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      fn->addFnAttr(llvm::Attribute::NoUnwind);
+    }
+    return callee;
+  }
+
+  // ---- statements ----
+
+  void EmitStmt(const Stmt& s) {
+    switch (s->kind) {
+      case StmtKind::kFor: return EmitFor(s.as<For>());
+      case StmtKind::kStore: return EmitStore(s.as<Store>());
+      case StmtKind::kAllocate: return EmitAllocate(s.as<Allocate>());
+      case StmtKind::kIfThenElse: return EmitIfThenElse(s.as<IfThenElse>());
+      case StmtKind::kSeq:
+        for (const Stmt& c : s.as<Seq>()->stmts) EmitStmt(c);
+        return;
+    }
+    TUNED_UNREACHABLE("statement kind " << int(s->kind));
+  }
+
+  void EmitFor(const For* op) {
+    const int64_t saved_unroll = auto_unroll_;
+    const int64_t* const_min = AsConstInt(op->min);
+    const int64_t* const_extent = AsConstInt(op->extent);
+    if (const_min && const_extent && *const_extent > 0) {
+      bounds_[op->var.get()] = {*const_min, *const_min + *const_extent - 1};
+    }
+    // Whether this loop is itself unrolled by an enclosing auto_unroll_max_step annotation.
+    bool auto_unrolled = op->kind == ForKind::kSerial && auto_unroll_ > 0 && const_extent &&
+                         *const_extent > 0 && *const_extent <= kMaxUnrollCopies &&
+                         LoopSteps(op->body) <= auto_unroll_ / *const_extent;
+    if (op->auto_unroll_max_step > 0) auto_unroll_ = op->auto_unroll_max_step;
+
+    llvm::Value* min = CastValue(Emit(op->min), op->min.type(), op->var->type);
+    if (op->kind == ForKind::kUnrolled && const_extent && *const_extent <= kMaxUnrollCopies) {
+      EmitUnrolled(op, min, *const_extent);
+    } else if (auto_unrolled) {
+      EmitUnrolled(op, min, *const_extent);
+    } else if (op->kind == ForKind::kVectorized && !vector_) {
+      std::string blocker = VectorizeBlocker(*op, bounds_);
+      if (blocker.empty() && *const_extent > 0) {
+        EmitVectorized(op, min, *const_extent);
+      } else {
+        if (!blocker.empty()) {
+          Logger("codegen")->debug("kernel {}: vectorized loop {} emitted as a loop: {}",
+                                   kernel_name_, op->var->name, blocker);
+        }
+        EmitSerial(op, min, /*vectorize_hint=*/true);
+      }
+    } else if (op->kind == ForKind::kParallel && !vector_ && !frame_.in_parallel) {
+      EmitParallel(op, min);
+    } else {
+      EmitSerial(op, min, /*vectorize_hint=*/false);
+    }
+    auto_unroll_ = saved_unroll;
+    bounds_.erase(op->var.get());
+    frame_.vars.erase(op->var.get());
+  }
+
+  // Emits a counted loop i in [begin, end) (i64) and calls `body(i)` inside it.
+  void EmitCountedLoop(llvm::Value* begin, llvm::Value* end, const std::string& name,
+                       const std::function<void(llvm::Value*)>& body, bool vectorize_hint) {
+    llvm::BasicBlock* preheader = b_.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, name + ".header", frame_.fn);
+    llvm::BasicBlock* loop_body = llvm::BasicBlock::Create(ctx_, name + ".body", frame_.fn);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, name + ".exit", frame_.fn);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* i = b_.CreatePHI(begin->getType(), 2, name);
+    i->addIncoming(begin, preheader);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, end), loop_body, exit);
+    b_.SetInsertPoint(loop_body);
+    body(i);
+    llvm::Value* next = b_.CreateAdd(i, llvm::ConstantInt::get(i->getType(), 1), name + ".next",
+                                     /*HasNUW=*/false, /*HasNSW=*/true);
+    llvm::BranchInst* back = b_.CreateBr(header);
+    if (vectorize_hint) back->setMetadata(llvm::LLVMContext::MD_loop, VectorizeHint());
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.SetInsertPoint(exit);
+  }
+
+  llvm::MDNode* VectorizeHint() {
+    llvm::Metadata* enable[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                llvm::ConstantAsMetadata::get(b_.getTrue())};
+    llvm::TempMDTuple self = llvm::MDNode::getTemporary(ctx_, {});
+    llvm::Metadata* ops[] = {self.get(), llvm::MDNode::get(ctx_, enable)};
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(ctx_, ops);
+    loop->replaceOperandWith(0, loop);
+    return loop;
+  }
+
+  void EmitSerial(const For* op, llvm::Value* min, bool vectorize_hint) {
+    llvm::Type* t = ScalarType(op->var->type);
+    llvm::Value* extent = CastValue(Emit(op->extent), op->extent.type(), op->var->type);
+    EmitCountedLoop(
+        llvm::ConstantInt::get(t, 0), extent, op->var->name,
+        [&](llvm::Value* i) {
+          frame_.vars[op->var.get()] = b_.CreateAdd(min, i, op->var->name);
+          EmitStmt(op->body);
+        },
+        vectorize_hint);
+  }
+
+  void EmitUnrolled(const For* op, llvm::Value* min, int64_t extent) {
+    llvm::Type* t = ScalarType(op->var->type);
+    for (int64_t k = 0; k < extent; ++k) {
+      frame_.vars[op->var.get()] = b_.CreateAdd(min, llvm::ConstantInt::get(t, k, true));
+      EmitStmt(op->body);
+    }
+  }
+
+  void EmitVectorized(const For* op, llvm::Value* min, int64_t extent) {
+    llvm::Type* t = ScalarType(op->var->type);
+    if (extent <= kMaxLanes) {
+      EmitVectorBody(op, min, static_cast<unsigned>(extent));
+      return;
+    }
+    int64_t chunks = extent / kChunkLanes, rest = extent % kChunkLanes;
+    EmitCountedLoop(
+        llvm::ConstantInt::get(t, 0), llvm::ConstantInt::get(t, chunks), op->var->name + ".chunk",
+        [&](llvm::Value* c) {
+          llvm::Value* base =
+              b_.CreateAdd(min, b_.CreateMul(c, llvm::ConstantInt::get(t, kChunkLanes)));
+          EmitVectorBody(op, base, static_cast<unsigned>(kChunkLanes));
+        },
+        /*vectorize_hint=*/false);
+    if (rest > 0) {
+      llvm::Value* base = b_.CreateAdd(min, llvm::ConstantInt::get(t, chunks * kChunkLanes));
+      EmitVectorBody(op, base, static_cast<unsigned>(rest));
+    }
+  }
+
+  void EmitVectorBody(const For* op, llvm::Value* base, unsigned lanes) {
+    llvm::Type* t = ScalarType(op->var->type);
+    std::vector<llvm::Constant*> steps;
+    for (unsigned i = 0; i < lanes; ++i) steps.push_back(llvm::ConstantInt::get(t, i));
+    const VectorScope* saved = vector_;
+    llvm::Value* saved_mask = mask_;
+    VectorScope scope{op->var, lanes, base};
+    vector_ = &scope;
+    mask_ = nullptr;
+    frame_.vars[op->var.get()] =
+        b_.CreateAdd(b_.CreateVectorSplat(lanes, base), llvm::ConstantVector::get(steps),
+                     op->var->name);
+    EmitStmt(op->body);
+    vector_ = saved;
+    mask_ = saved_mask;
+  }
+
+  // Outlines the loop body into `<kernel>_parallel<N>(begin, end, closure)` and runs it through
+  // tuned_parallel_for. The body itself goes into an always-inline function whose buffer
+  // parameters are noalias, so alias information survives the closure.
+  void EmitParallel(const For* op, llvm::Value* min) {
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::Type* ptr = PtrType();
+    llvm::Value* extent =
+        CastValue(Emit(op->extent), op->extent.type(), DataType::Int64());
+    FreeSymbols free = CollectFreeSymbols(op->body);
+    std::erase(free.vars, op->var.get());
+
+    // Closure layout: {min, buffers..., vars...}.
+    std::vector<llvm::Type*> fields{min->getType()};
+    std::vector<llvm::Value*> values{min};
+    for (const Buffer& b : free.buffers) {
+      fields.push_back(ptr);
+      values.push_back(frame_.buffers.at(b.get()));
+    }
+    for (const VarNode* v : free.vars) {
+      llvm::Value* value = frame_.vars.at(v);
+      fields.push_back(value->getType());
+      values.push_back(value);
+    }
+    const std::string name = kernel_name_ + "_parallel" + std::to_string(outlined_++);
+
+    std::vector<llvm::Type*> impl_params{i64, i64};
+    impl_params.insert(impl_params.end(), fields.begin(), fields.end());
+    llvm::Function* impl = llvm::Function::Create(
+        llvm::FunctionType::get(b_.getVoidTy(), impl_params, false),
+        llvm::Function::InternalLinkage, name + "_body", module_);
+    SetFunctionAttributes(impl);
+    impl->addFnAttr(llvm::Attribute::AlwaysInline);
+    for (size_t k = 0; k < free.buffers.size(); ++k) {
+      SetBufferParamAttributes(impl, static_cast<unsigned>(3 + k), op->body, free.buffers[k].get());
+    }
+
+    llvm::StructType* closure_type = llvm::StructType::get(ctx_, fields);
+    llvm::Function* trampoline = llvm::Function::Create(
+        llvm::FunctionType::get(b_.getVoidTy(), {i64, i64, ptr}, false),
+        llvm::Function::InternalLinkage, name, module_);
+    SetFunctionAttributes(trampoline);
+
+    // Caller side: fill the closure and launch.
+    llvm::AllocaInst* closure = EntryAlloca(closure_type, name + ".closure");
+    for (size_t k = 0; k < values.size(); ++k) {
+      b_.CreateStore(values[k], b_.CreateStructGEP(closure_type, closure, static_cast<unsigned>(k)));
+    }
+    llvm::FunctionCallee launch = RuntimeFunction(
+        "tuned_parallel_for", b_.getVoidTy(), {i64, b_.getInt32Ty(), ptr, ptr});
+    b_.CreateCall(launch, {extent, b_.getInt32(num_threads_), trampoline, closure});
+    llvm::IRBuilderBase::InsertPoint resume = b_.saveIP();
+
+    // Trampoline: unpack the closure.
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", trampoline));
+    std::vector<llvm::Value*> impl_args{trampoline->getArg(0), trampoline->getArg(1)};
+    for (size_t k = 0; k < fields.size(); ++k) {
+      llvm::Value* slot =
+          b_.CreateStructGEP(closure_type, trampoline->getArg(2), static_cast<unsigned>(k));
+      impl_args.push_back(b_.CreateLoad(fields[k], slot));
+    }
+    b_.CreateCall(impl, impl_args);
+    b_.CreateRetVoid();
+
+    // Body: iterations [begin, end) of the loop, in a fresh frame.
+    Frame saved = std::move(frame_);
+    frame_ = Frame{};
+    frame_.fn = impl;
+    frame_.in_parallel = true;
+    for (size_t k = 0; k < free.buffers.size(); ++k) {
+      llvm::Argument* arg = impl->getArg(static_cast<unsigned>(3 + k));
+      arg->setName(free.buffers[k]->name);
+      frame_.buffers[free.buffers[k].get()] = arg;
+    }
+    for (size_t k = 0; k < free.vars.size(); ++k) {
+      llvm::Argument* arg = impl->getArg(static_cast<unsigned>(3 + free.buffers.size() + k));
+      arg->setName(free.vars[k]->name);
+      frame_.vars[free.vars[k]] = arg;
+    }
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", impl));
+    llvm::Value* inner_min = impl->getArg(2);
+    EmitCountedLoop(
+        impl->getArg(0), impl->getArg(1), op->var->name,
+        [&](llvm::Value* i) {
+          llvm::Value* offset = b_.CreateSExtOrTrunc(i, inner_min->getType());
+          frame_.vars[op->var.get()] = b_.CreateAdd(inner_min, offset, op->var->name);
+          EmitStmt(op->body);
+        },
+        /*vectorize_hint=*/false);
+    b_.CreateRetVoid();
+    frame_ = std::move(saved);
+    b_.restoreIP(resume);
+  }
+
+  void EmitAllocate(const Allocate* op) {
+    const Buffer& buffer = op->buffer;
+    llvm::Type* element = StorageType(buffer->dtype);
+    int64_t count = buffer->num_elements();
+    int64_t bytes = count * static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(element));
+    bool on_stack = buffer->scope != MemoryScope::kGlobal && bytes <= kMaxStackBytes;
+    llvm::Value* storage = nullptr;
+    if (on_stack) {
+      storage = EntryAlloca(llvm::ArrayType::get(element, static_cast<uint64_t>(count)),
+                            buffer->name);
+    } else {
+      llvm::FunctionCallee alloc =
+          RuntimeFunction("tuned_runtime_alloc", PtrType(), {b_.getInt64Ty()});
+      storage = b_.CreateCall(alloc, {b_.getInt64(bytes)}, buffer->name);
+    }
+    frame_.buffers[buffer.get()] = storage;
+    EmitStmt(op->body);
+    frame_.buffers.erase(buffer.get());
+    if (!on_stack) {
+      b_.CreateCall(RuntimeFunction("tuned_runtime_free", b_.getVoidTy(), {PtrType()}), {storage});
+    }
+  }
+
+  void EmitIfThenElse(const IfThenElse* op) {
+    llvm::Value* cond = Emit(op->cond);
+    if (IsVector(cond)) {
+      // Lane-dependent condition: both arms run, each with its lanes masked.
+      llvm::Value* then_mask = AndMask(cond);
+      llvm::Value* else_mask = op->else_case.defined() ? AndMask(b_.CreateNot(cond)) : nullptr;
+      llvm::Value* saved = mask_;
+      mask_ = then_mask;
+      EmitStmt(op->then_case);
+      if (else_mask) {
+        mask_ = else_mask;
+        EmitStmt(op->else_case);
+      }
+      mask_ = saved;
+      return;
+    }
+    llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "if.then", frame_.fn);
+    llvm::BasicBlock* else_bb =
+        op->else_case.defined() ? llvm::BasicBlock::Create(ctx_, "if.else", frame_.fn) : nullptr;
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "if.end", frame_.fn);
+    b_.CreateCondBr(cond, then_bb, else_bb ? else_bb : done);
+    b_.SetInsertPoint(then_bb);
+    EmitStmt(op->then_case);
+    b_.CreateBr(done);
+    if (else_bb) {
+      b_.SetInsertPoint(else_bb);
+      EmitStmt(op->else_case);
+      b_.CreateBr(done);
+    }
+    b_.SetInsertPoint(done);
+  }
+
+  llvm::Value* AndMask(llvm::Value* cond) { return mask_ ? b_.CreateAnd(mask_, cond) : cond; }
+
+  // ---- memory ----
+
+  llvm::Align ElementAlign(llvm::Type* element) {
+    return module_.getDataLayout().getABITypeAlign(element);
+  }
+
+  // Bounds for ConstantStride: the lane variable may not take its last value.
+  VarBounds StrideBounds() {
+    VarBounds bounds = bounds_;
+    auto it = bounds.find(vector_->var.get());
+    if (it != bounds.end()) it->second.hi -= 1;
+    return bounds;
+  }
+
+  // Emits `e` with the lane variable bound to its first lane's value (scalar).
+  llvm::Value* EmitAtFirstLane(const Expr& e) {
+    const VectorScope* saved = vector_;
+    llvm::Value* saved_mask = mask_;
+    llvm::Value* saved_var = frame_.vars.at(saved->var.get());
+    frame_.vars[saved->var.get()] = saved->base;
+    vector_ = nullptr;
+    mask_ = nullptr;
+    llvm::Value* value = Emit(e);
+    vector_ = saved;
+    mask_ = saved_mask;
+    frame_.vars[saved->var.get()] = saved_var;
+    return value;
+  }
+
+  enum class AccessKind { kScalar, kContiguous, kGather };
+
+  AccessKind ClassifyAccess(const Expr& offset) {
+    if (!vector_) return AccessKind::kScalar;
+    if (!UsesVar(offset, vector_->var.get())) return mask_ ? AccessKind::kGather : AccessKind::kScalar;
+    std::optional<int64_t> stride = ConstantStride(offset, vector_->var, StrideBounds());
+    return stride && *stride == 1 ? AccessKind::kContiguous : AccessKind::kGather;
+  }
+
+  llvm::Value* AllLanes() {
+    return llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b_.getInt1Ty(), vector_->lanes));
+  }
+
+  llvm::Value* EmitLoad(const Load* op) {
+    const Buffer& buffer = op->buffer;
+    llvm::Value* base = frame_.buffers.at(buffer.get());
+    llvm::Type* element = StorageType(buffer->dtype);
+    llvm::Align align = ElementAlign(element);
+    Expr offset = FlatOffset(buffer->shape, op->indices, bounds_);
+    llvm::Value* raw = nullptr;
+    switch (ClassifyAccess(offset)) {
+      case AccessKind::kScalar: {
+        llvm::Value* index = Emit(offset);
+        if (IsVector(index)) {  // an index that loads a lane-dependent value
+          raw = Gather(element, base, index, align);
+        } else {
+          raw = b_.CreateAlignedLoad(element, b_.CreateInBoundsGEP(element, base, index), align,
+                                     buffer->name);
+        }
+        break;
+      }
+      case AccessKind::kContiguous: {
+        llvm::Value* first = b_.CreateInBoundsGEP(element, base, EmitAtFirstLane(offset));
+        llvm::Type* vt = llvm::FixedVectorType::get(element, vector_->lanes);
+        if (mask_) {
+          raw = b_.CreateMaskedLoad(vt, first, align, mask_, llvm::Constant::getNullValue(vt));
+        } else {
+          raw = b_.CreateAlignedLoad(vt, first, align, buffer->name);
+        }
+        break;
+      }
+      case AccessKind::kGather:
+        raw = Gather(element, base, Widen(Emit(offset)), align);
+        break;
+    }
+    return FromStorage(raw, buffer->dtype);
+  }
+
+  llvm::Value* Gather(llvm::Type* element, llvm::Value* base, llvm::Value* offsets,
+                      llvm::Align align) {
+    llvm::Value* ptrs = b_.CreateInBoundsGEP(element, base, offsets);
+    llvm::Type* vt = llvm::FixedVectorType::get(element, VectorLanes(offsets));
+    return b_.CreateMaskedGather(vt, ptrs, align, mask_ ? mask_ : AllLanes(),
+                                 llvm::Constant::getNullValue(vt));
+  }
+
+  llvm::Value* FromStorage(llvm::Value* raw, DataType dtype) {
+    if (dtype.is_bool()) return b_.CreateICmpNE(raw, llvm::Constant::getNullValue(raw->getType()));
+    if (dtype.is_float() && dtype.bits == 16) {
+      return b_.CreateFPExt(raw, ShapedLike(b_.getFloatTy(), raw));
+    }
+    return raw;
+  }
+
+  void EmitStore(const Store* op) {
+    const Buffer& buffer = op->buffer;
+    llvm::Value* base = frame_.buffers.at(buffer.get());
+    llvm::Type* element = StorageType(buffer->dtype);
+    llvm::Align align = ElementAlign(element);
+    llvm::Value* value = CastValue(Emit(op->value), op->value.type(), buffer->dtype);
+    if (buffer->dtype.is_bool()) value = b_.CreateZExt(value, ShapedLike(element, value));
+    Expr offset = FlatOffset(buffer->shape, op->indices, bounds_);
+    AccessKind kind = ClassifyAccess(offset);
+    if (kind == AccessKind::kScalar) {
+      // VectorizeBlocker keeps lane-invariant stores out of vector bodies.
+      TUNED_CHECK(!IsVector(value)) << "vector value stored to one element of " << buffer->name;
+      b_.CreateAlignedStore(value, b_.CreateInBoundsGEP(element, base, Emit(offset)), align);
+      return;
+    }
+    value = Widen(value);
+    if (kind == AccessKind::kContiguous) {
+      llvm::Value* first = b_.CreateInBoundsGEP(element, base, EmitAtFirstLane(offset));
+      if (mask_) {
+        b_.CreateMaskedStore(value, first, align, mask_);
+      } else {
+        b_.CreateAlignedStore(value, first, align);
+      }
+      return;
+    }
+    llvm::Value* ptrs = b_.CreateInBoundsGEP(element, base, Widen(Emit(offset)));
+    b_.CreateMaskedScatter(value, ptrs, align, mask_ ? mask_ : AllLanes());
+  }
+
+  // ---- expressions ----
+
+  llvm::Value* Emit(const Expr& e) {
+    switch (e->kind) {
+      case ExprKind::kIntImm: {
+        int64_t v = e.as<IntImm>()->value;
+        if (e.type().is_bool()) return b_.getInt1(v != 0);
+        return llvm::ConstantInt::get(ScalarType(e.type()), static_cast<uint64_t>(v), true);
+      }
+      case ExprKind::kFloatImm:
+        return llvm::ConstantFP::get(ScalarType(e.type()), e.as<FloatImm>()->value);
+      case ExprKind::kVar: return frame_.vars.at(e.as<VarNode>());
+      case ExprKind::kBinary: return EmitBinary(e.as<Binary>());
+      case ExprKind::kNot: return b_.CreateNot(Emit(e.as<Not>()->a));
+      case ExprKind::kSelect: return EmitSelect(e.as<Select>());
+      case ExprKind::kCast: {
+        const Cast* op = e.as<Cast>();
+        return CastValue(Emit(op->value), op->value.type(), op->type);
+      }
+      case ExprKind::kLoad: return EmitLoad(e.as<Load>());
+      case ExprKind::kCall: return EmitCall(e.as<Call>());
+    }
+    TUNED_UNREACHABLE("expression kind " << int(e->kind));
+    return nullptr;
+  }
+
+  llvm::Value* CastValue(llvm::Value* v, DataType from, DataType to) {
+    if (from == to) return v;
+    llvm::Type* dst = ShapedLike(ScalarType(to), v);
+    if (to.is_bool()) {
+      llvm::Value* zero = llvm::Constant::getNullValue(v->getType());
+      return from.is_float() ? b_.CreateFCmpUNE(v, zero) : b_.CreateICmpNE(v, zero);
+    }
+    if (from.is_bool()) return to.is_float() ? b_.CreateUIToFP(v, dst) : b_.CreateZExt(v, dst);
+    if (from.is_int() && to.is_int()) return b_.CreateSExtOrTrunc(v, dst);
+    if (from.is_int()) return b_.CreateSIToFP(v, dst);
+    if (to.is_int()) {
+      // Truncate towards zero in 64 bits, then wrap to the width (as the interpreter does).
+      llvm::Value* wide = b_.CreateFPToSI(v, ShapedLike(b_.getInt64Ty(), v));
+      return b_.CreateSExtOrTrunc(wide, dst);
+    }
+    return b_.CreateFPCast(v, dst);
+  }
+
+  const Binary* AsMul(const Expr& e) {
+    const Binary* op = e.as<Binary>();
+    return op && op->op == BinaryOp::kMul ? op : nullptr;
+  }
+
+  llvm::Value* FusedMulAdd(const Binary* mul, llvm::Value* addend, bool negate_product) {
+    llvm::Value* x = Emit(mul->a);
+    llvm::Value* y = Emit(mul->b);
+    if (negate_product) x = b_.CreateFNeg(x);
+    MatchLanes(x, y);
+    MatchLanes(x, addend);
+    MatchLanes(y, addend);
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, y, addend});
+  }
+
+  llvm::Value* EmitBinary(const Binary* op) {
+    DataType t = op->a.type();
+    if (op->op == BinaryOp::kAnd || op->op == BinaryOp::kOr) return EmitLogical(op);
+    if (t.is_float() && (op->op == BinaryOp::kAdd || op->op == BinaryOp::kSub)) {
+      const Binary* mul_a = AsMul(op->a);
+      const Binary* mul_b = AsMul(op->b);
+      if (op->op == BinaryOp::kAdd && mul_a) return FusedMulAdd(mul_a, Emit(op->b), false);
+      if (op->op == BinaryOp::kAdd && mul_b) return FusedMulAdd(mul_b, Emit(op->a), false);
+      if (op->op == BinaryOp::kSub && mul_a) {
+        return FusedMulAdd(mul_a, b_.CreateFNeg(Emit(op->b)), false);
+      }
+      if (op->op == BinaryOp::kSub && mul_b) return FusedMulAdd(mul_b, Emit(op->a), true);
+    }
+    llvm::Value* a = Emit(op->a);
+    llvm::Value* c = Emit(op->b);
+    MatchLanes(a, c);
+    const bool fp = t.is_float();
+    const bool boolean = t.is_bool();
+    switch (op->op) {
+      case BinaryOp::kAdd: return fp ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
+      case BinaryOp::kSub: return fp ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
+      case BinaryOp::kMul: return fp ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
+      case BinaryOp::kDiv: return fp ? b_.CreateFDiv(a, c) : b_.CreateSDiv(a, c);
+      case BinaryOp::kFloorDiv:
+        if (fp) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, c));
+        return IntFloorDivMod(op->b, a, c, /*mod=*/false);
+      case BinaryOp::kFloorMod:
+        if (fp) {
+          llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, c));
+          return b_.CreateFSub(a, b_.CreateFMul(q, c));
+        }
+        return IntFloorDivMod(op->b, a, c, /*mod=*/true);
+      // std::min(a, b) is (b < a) ? b : a and std::max(a, b) is (a < b) ? b : a.
+      case BinaryOp::kMin:
+        if (fp) return b_.CreateSelect(b_.CreateFCmpOLT(c, a), c, a);
+        return b_.CreateBinaryIntrinsic(boolean ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a, c);
+      case BinaryOp::kMax:
+        if (fp) return b_.CreateSelect(b_.CreateFCmpOLT(a, c), c, a);
+        return b_.CreateBinaryIntrinsic(boolean ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a, c);
+      case BinaryOp::kEQ: return fp ? b_.CreateFCmpOEQ(a, c) : b_.CreateICmpEQ(a, c);
+      case BinaryOp::kNE: return fp ? b_.CreateFCmpUNE(a, c) : b_.CreateICmpNE(a, c);
+      case BinaryOp::kLT:
+        return fp ? b_.CreateFCmpOLT(a, c) : boolean ? b_.CreateICmpULT(a, c) : b_.CreateICmpSLT(a, c);
+      case BinaryOp::kLE:
+        return fp ? b_.CreateFCmpOLE(a, c) : boolean ? b_.CreateICmpULE(a, c) : b_.CreateICmpSLE(a, c);
+      case BinaryOp::kGT:
+        return fp ? b_.CreateFCmpOGT(a, c) : boolean ? b_.CreateICmpUGT(a, c) : b_.CreateICmpSGT(a, c);
+      case BinaryOp::kGE:
+        return fp ? b_.CreateFCmpOGE(a, c) : boolean ? b_.CreateICmpUGE(a, c) : b_.CreateICmpSGE(a, c);
+      case BinaryOp::kAnd:
+      case BinaryOp::kOr: break;
+    }
+    TUNED_UNREACHABLE("binary op " << BinaryOpSymbol(op->op));
+    return nullptr;
+  }
+
+  // Floor division / modulo from truncating sdiv / srem: the quotient is one less when the
+  // remainder is non-zero and has the other sign than the divisor.
+  llvm::Value* IntFloorDivMod(const Expr& divisor, llvm::Value* a, llvm::Value* c, bool mod) {
+    llvm::Value* q = b_.CreateSDiv(a, c);
+    llvm::Value* r = b_.CreateSRem(a, c);
+    llvm::Value* zero = llvm::Constant::getNullValue(r->getType());
+    llvm::Value* adjust = nullptr;
+    const int64_t* constant = AsConstInt(divisor);
+    if (constant && *constant > 0) {
+      adjust = b_.CreateICmpSLT(r, zero);
+    } else {
+      adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, c), zero));
+    }
+    if (mod) return b_.CreateSelect(adjust, b_.CreateAdd(r, c), r);
+    return b_.CreateSub(q, b_.CreateZExt(adjust, q->getType()));
+  }
+
+  llvm::Value* EmitLogical(const Binary* op) {
+    const bool is_and = op->op == BinaryOp::kAnd;
+    llvm::Value* a = Emit(op->a);
+    if (!NeedsGuard(op->b)) {
+      llvm::Value* c = Emit(op->b);
+      MatchLanes(a, c);
+      return is_and ? b_.CreateAnd(a, c) : b_.CreateOr(a, c);
+    }
+    if (IsVector(a)) {
+      // Evaluate the right side only in the lanes where it decides the result.
+      llvm::Value* saved = mask_;
+      mask_ = AndMask(is_and ? a : b_.CreateNot(a));
+      llvm::Value* c = Widen(Emit(op->b));
+      mask_ = saved;
+      return is_and ? b_.CreateAnd(a, c) : b_.CreateOr(a, c);
+    }
+    llvm::Value* decided = b_.getInt1(!is_and);
+    return Branch(
+        is_and ? a : b_.CreateNot(a), [&] { return Emit(op->b); }, [&] { return decided; });
+  }
+
+  llvm::Value* EmitSelect(const Select* op) {
+    llvm::Value* cond = Emit(op->cond);
+    if (!NeedsGuard(op->true_value) && !NeedsGuard(op->false_value)) {
+      llvm::Value* t = Emit(op->true_value);
+      llvm::Value* f = Emit(op->false_value);
+      MatchLanes(t, f);
+      if (IsVector(cond)) {
+        t = Widen(t);
+        f = Widen(f);
+      }
+      return b_.CreateSelect(cond, t, f);
+    }
+    if (IsVector(cond)) {
+      llvm::Value* saved = mask_;
+      llvm::Value* true_mask = AndMask(cond);
+      llvm::Value* false_mask = AndMask(b_.CreateNot(cond));
+      mask_ = true_mask;
+      llvm::Value* t = Widen(Emit(op->true_value));
+      mask_ = false_mask;
+      llvm::Value* f = Widen(Emit(op->false_value));
+      mask_ = saved;
+      return b_.CreateSelect(cond, t, f);
+    }
+    return Branch(
+        cond, [&] { return Emit(op->true_value); }, [&] { return Emit(op->false_value); });
+  }
+
+  // if (cond) then_value() else else_value(), each evaluated only on its path; a scalar arm
+  // meeting a vector arm is broadcast at the end of its block.
+  llvm::Value* Branch(llvm::Value* cond, const std::function<llvm::Value*()>& then_value,
+                      const std::function<llvm::Value*()>& else_value) {
+    llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "sel.then", frame_.fn);
+    llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ctx_, "sel.else", frame_.fn);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "sel.end", frame_.fn);
+    b_.CreateCondBr(cond, then_bb, else_bb);
+    b_.SetInsertPoint(then_bb);
+    llvm::Value* t = then_value();
+    llvm::BasicBlock* then_end = b_.GetInsertBlock();
+    b_.SetInsertPoint(else_bb);
+    llvm::Value* f = else_value();
+    llvm::BasicBlock* else_end = b_.GetInsertBlock();
+    if (IsVector(t) && !IsVector(f)) f = b_.CreateVectorSplat(VectorLanes(t), f);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(then_end);
+    if (IsVector(f) && !IsVector(t)) t = b_.CreateVectorSplat(VectorLanes(f), t);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    llvm::PHINode* phi = b_.CreatePHI(t->getType(), 2);
+    phi->addIncoming(t, then_end);
+    phi->addIncoming(f, else_end);
+    return phi;
+  }
+
+  llvm::Value* EmitCall(const Call* op) {
+    DataType arg_type = op->args[0].type();
+    llvm::Value* x = Emit(op->args[0]);
+    // Half-precision math happens in float32.
+    if (arg_type.bits == 16) x = b_.CreateFPExt(x, ShapedLike(b_.getFloatTy(), x));
+    llvm::Value* result = nullptr;
+    switch (op->op) {
+      case Intrinsic::kExp: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x); break;
+      case Intrinsic::kLog: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x); break;
+      case Intrinsic::kSqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
+      case Intrinsic::kFabs: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); break;
+      case Intrinsic::kTanh: result = CallLibm(x, "tanhf", "tanh"); break;
+      case Intrinsic::kSigmoid: {
+        llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
+        llvm::Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
+        result = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
+        break;
+      }
+    }
+    TUNED_CHECK(result != nullptr) << "intrinsic " << IntrinsicName(op->op);
+    llvm::Type* want = ShapedLike(ScalarType(op->type), result);
+    return result->getType() == want ? result : b_.CreateFPCast(result, want);
+  }
+
+  // A libm function per lane (LLVM has no intrinsic for it).
+  llvm::Value* CallLibm(llvm::Value* x, const char* float_name, const char* double_name) {
+    llvm::Type* scalar = x->getType()->getScalarType();
+    const char* name = scalar->isDoubleTy() ? double_name : float_name;
+    llvm::FunctionCallee fn = module_.getOrInsertFunction(name, scalar, scalar);
+    if (!IsVector(x)) return b_.CreateCall(fn, {x});
+    llvm::Value* out = llvm::PoisonValue::get(x->getType());
+    for (unsigned i = 0; i < VectorLanes(x); ++i) {
+      llvm::Value* lane = b_.CreateCall(fn, {b_.CreateExtractElement(x, i)});
+      out = b_.CreateInsertElement(out, lane, i);
+    }
+    return out;
+  }
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& module_;
+  llvm::IRBuilder<> b_;
+  const std::string cpu_;
+  const std::string features_;
+  const int num_threads_;
+  std::string kernel_name_;
+  int outlined_ = 0;
+
+  Frame frame_;
+  const VectorScope* vector_ = nullptr;  // the vectorized loop being emitted, if any
+  llvm::Value* mask_ = nullptr;  // active lanes (i1 vector); null: all lanes active
+  int64_t auto_unroll_ = 0;      // auto_unroll_max_step of the innermost annotated loop
+  VarBounds bounds_;             // constant bounds of the enclosing loop variables
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<llvm::Module>> BuildModule(llvm::LLVMContext& context,
+                                                    const std::vector<LoweredFunc>& funcs,
+                                                    const CpuTarget& target,
+                                                    const CodegenOptions& options) {
+  if (funcs.empty()) return InvalidArgumentError("no kernels to compile");
+  std::unordered_set<std::string> names;
+  for (const LoweredFunc& f : funcs) {
+    TUNED_RETURN_IF_ERROR(CheckFunc(f));
+    if (!names.insert(f.name).second || !names.insert(PackedName(f.name)).second) {
+      return InvalidArgumentError("kernel name " + f.name + " is used twice");
+    }
+  }
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, CreateTargetMachine(target));
+  auto module = std::make_unique<llvm::Module>(funcs.front().name, context);
+  module->setTargetTriple(tm->getTargetTriple().str());
+  module->setDataLayout(tm->createDataLayout());
+  int threads = options.num_threads > 0 ? options.num_threads : target.num_cores;
+  CodeGen codegen(*module, target, threads);
+  for (const LoweredFunc& f : funcs) codegen.AddKernel(f);
+  std::string errors;
+  llvm::raw_string_ostream stream(errors);
+  if (llvm::verifyModule(*module, &stream)) {
+    return InternalError("kernel " + funcs.front().name + ": generated LLVM IR is invalid: " +
+                         errors.substr(0, 500));
+  }
+  return module;
+}
+
+}  // namespace tuned::codegen::internal

@@ -1,0 +1,250 @@
+#include "compiler/codegen/llvm/loop_analysis.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/ir/ir_mutator.h"
+
+namespace tuned::codegen {
+namespace {
+
+using namespace tuned::ir;
+
+constexpr int64_t kTooMany = std::numeric_limits<int64_t>::max();
+
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  if (a > kTooMany / b) return kTooMany;
+  return a * b;
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kTooMany - b ? kTooMany : a + b; }
+
+// Records every access to the buffers of one loop body, and everything that blocks lockstep.
+class AccessCollector : public IRVisitor {
+ public:
+  AccessCollector(const VarNode* lane, VarBounds bounds) : lane_(lane), bounds_(std::move(bounds)) {}
+
+  struct Access {
+    const std::vector<Expr>* indices;
+    bool is_store;
+  };
+  std::unordered_map<const BufferNode*, std::vector<Access>> accesses;
+  std::vector<const BufferNode*> stored;  // in order of first store
+  std::string blocker;
+  const VarBounds& bounds() const { return bounds_; }
+
+  using IRVisitor::Visit;
+  void Visit(const Stmt& s) override {
+    if (s->kind == StmtKind::kAllocate && blocker.empty()) {
+      blocker = "allocates " + s.as<Allocate>()->buffer->name + " per lane";
+    }
+    IRVisitor::Visit(s);
+  }
+
+ protected:
+  void VisitLoad(const Load* op) override {
+    accesses[op->buffer.get()].push_back({&op->indices, false});
+    IRVisitor::VisitLoad(op);
+  }
+  void VisitStore(const Store* op) override {
+    auto& list = accesses[op->buffer.get()];
+    if (std::none_of(list.begin(), list.end(), [](const Access& a) { return a.is_store; })) {
+      stored.push_back(op->buffer.get());
+    }
+    list.push_back({&op->indices, true});
+    IRVisitor::VisitStore(op);
+  }
+  void VisitFor(const For* op) override {
+    if (blocker.empty() && (UsesVar(op->min, lane_) || UsesVar(op->extent, lane_))) {
+      blocker = "bounds of inner loop " + op->var->name + " depend on the lane";
+    }
+    const int64_t* mn = AsConstInt(op->min);
+    const int64_t* ext = AsConstInt(op->extent);
+    if (mn && ext && *ext > 0) bounds_[op->var.get()] = {*mn, *mn + *ext - 1};
+    IRVisitor::VisitFor(op);
+    bounds_.erase(op->var.get());
+  }
+
+ private:
+  const VarNode* lane_;
+  VarBounds bounds_;
+};
+
+bool SameIndices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!StructurallyEqual(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+class GuardFinder : public IRVisitor {
+ public:
+  bool found = false;
+  using IRVisitor::Visit;
+  void Visit(const Expr& e) override {
+    if (found) return;
+    if (const Binary* op = e.as<Binary>()) {
+      bool divides = op->op == BinaryOp::kDiv || op->op == BinaryOp::kFloorDiv ||
+                     op->op == BinaryOp::kFloorMod;
+      if (divides && !op->b.type().is_float()) {
+        const int64_t* divisor = AsConstInt(op->b);
+        if (divisor == nullptr || *divisor == 0) found = true;
+      }
+    }
+    IRVisitor::Visit(e);
+  }
+
+ protected:
+  void VisitLoad(const Load*) override { found = true; }
+};
+
+class FreeSymbolCollector : public IRVisitor {
+ public:
+  FreeSymbols result;
+  using IRVisitor::Visit;
+  void Visit(const Stmt& s) override {
+    if (const Allocate* op = s.as<Allocate>()) allocated_.insert(op->buffer.get());
+    IRVisitor::Visit(s);
+  }
+
+ protected:
+  void VisitVar(const VarNode* op) override {
+    if (!bound_.count(op) && seen_vars_.insert(op).second) result.vars.push_back(op);
+  }
+  void VisitLoad(const Load* op) override {
+    UseBuffer(op->buffer);
+    IRVisitor::VisitLoad(op);
+  }
+  void VisitStore(const Store* op) override {
+    UseBuffer(op->buffer);
+    IRVisitor::VisitStore(op);
+  }
+  void VisitFor(const For* op) override {
+    Visit(op->min);
+    Visit(op->extent);
+    bound_.insert(op->var.get());
+    Visit(op->body);
+  }
+
+ private:
+  void UseBuffer(const Buffer& b) {
+    if (!allocated_.count(b.get()) && seen_buffers_.insert(b.get()).second) {
+      result.buffers.push_back(b);
+    }
+  }
+  std::unordered_set<const VarNode*> bound_, seen_vars_;
+  std::unordered_set<const BufferNode*> allocated_, seen_buffers_;
+};
+
+class StoreFinder : public IRVisitor {
+ public:
+  explicit StoreFinder(const BufferNode* buffer) : buffer_(buffer) {}
+  bool found = false;
+
+ protected:
+  void VisitStore(const Store* op) override {
+    if (op->buffer.get() == buffer_) found = true;
+  }
+
+ private:
+  const BufferNode* buffer_;
+};
+
+}  // namespace
+
+Expr FlatOffset(const std::vector<int64_t>& shape, const std::vector<Expr>& indices,
+                const VarBounds& bounds) {
+  Expr offset;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Expr index = indices[d].type() == DataType::Int64() ? indices[d]
+                                                        : MakeCast(DataType::Int64(), indices[d]);
+    offset = d == 0 ? index : offset * MakeInt(shape[d]) + index;
+  }
+  if (!offset.defined()) offset = MakeInt(0);
+  return Simplify(offset, bounds);
+}
+
+std::optional<int64_t> ConstantStride(const Expr& offset, const Var& var, const VarBounds& bounds) {
+  VarMap next{{var.get(), AsExpr(var) + MakeInt(1, var->type)}};
+  Expr shifted = Substitute(offset, next);
+  Expr difference = Simplify(shifted - offset, bounds);
+  if (const int64_t* stride = AsConstInt(difference)) return *stride;
+  return std::nullopt;
+}
+
+std::string VectorizeBlocker(const For& loop, const VarBounds& bounds) {
+  const int64_t* extent = AsConstInt(loop.extent);
+  if (extent == nullptr) return "extent is not a constant";
+  VarBounds inner = bounds;
+  // Bound the lane variable to all but its last value, as ConstantStride requires.
+  if (const int64_t* mn = AsConstInt(loop.min); mn && *extent > 1) {
+    inner[loop.var.get()] = {*mn, *mn + *extent - 2};
+  }
+  AccessCollector collector(loop.var.get(), inner);
+  collector.Visit(loop.body);
+  if (!collector.blocker.empty()) return collector.blocker;
+  for (const BufferNode* buffer : collector.stored) {
+    const auto& list = collector.accesses.at(buffer);
+    const std::vector<Expr>& first = *list.front().indices;
+    for (const auto& access : list) {
+      if (!SameIndices(first, *access.indices)) {
+        return "buffer " + buffer->name + " is written and accessed at different indices";
+      }
+    }
+    Expr offset = FlatOffset(buffer->shape, first, collector.bounds());
+    std::optional<int64_t> stride = ConstantStride(offset, loop.var, collector.bounds());
+    if (!stride) return "index of written buffer " + buffer->name + " is not affine in the lane";
+    if (*stride == 0) return "written buffer " + buffer->name + " is the same element for all lanes";
+  }
+  return "";
+}
+
+int64_t LoopSteps(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::kStore: return 1;
+    case StmtKind::kAllocate: return LoopSteps(s.as<Allocate>()->body);
+    case StmtKind::kIfThenElse: {
+      const IfThenElse* op = s.as<IfThenElse>();
+      int64_t steps = LoopSteps(op->then_case);
+      return op->else_case.defined() ? SaturatingAdd(steps, LoopSteps(op->else_case)) : steps;
+    }
+    case StmtKind::kSeq: {
+      int64_t steps = 0;
+      for (const Stmt& c : s.as<Seq>()->stmts) steps = SaturatingAdd(steps, LoopSteps(c));
+      return steps;
+    }
+    case StmtKind::kFor: {
+      const For* op = s.as<For>();
+      int64_t body = LoopSteps(op->body);
+      if (op->kind == ForKind::kVectorized) return body;
+      const int64_t* extent = AsConstInt(op->extent);
+      if (extent == nullptr) return kTooMany;
+      return SaturatingMul(std::max<int64_t>(*extent, 0), body);
+    }
+  }
+  return kTooMany;
+}
+
+bool NeedsGuard(const Expr& e) {
+  GuardFinder finder;
+  finder.Visit(e);
+  return finder.found;
+}
+
+FreeSymbols CollectFreeSymbols(const Stmt& s) {
+  FreeSymbolCollector collector;
+  collector.Visit(s);
+  return std::move(collector.result);
+}
+
+bool StoresTo(const Stmt& s, const BufferNode* buffer) {
+  StoreFinder finder(buffer);
+  finder.Visit(s);
+  return finder.found;
+}
+
+}  // namespace tuned::codegen

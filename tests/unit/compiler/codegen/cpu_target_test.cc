@@ -1,0 +1,103 @@
+// Target strings: host detection, parsing, canonical form, and one-line errors naming the bad
+// option.
+
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "compiler/codegen/llvm/cpu_target.h"
+#include "compiler/codegen/llvm/llvm_jit.h"
+
+namespace tuned::codegen {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+bool HostCpuInfoHas(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      if (word == flag) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+void ExpectInvalid(const std::string& text, const std::string& message) {
+  StatusOr<CpuTarget> target = ParseCpuTarget(text);
+  ASSERT_FALSE(target.ok()) << text;
+  EXPECT_EQ(target.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(target.status().message(), HasSubstr(message));
+  EXPECT_EQ(target.status().message().find('\n'), std::string::npos);
+}
+
+TEST(CpuTarget, HostRendersCpuAndCoresAndRoundTrips) {
+  StatusOr<CpuTarget> host = HostCpuTarget();
+  ASSERT_TRUE(host.ok()) << host.status().message();
+  EXPECT_THAT(host->ToString(), StartsWith("llvm -mcpu=" + host->cpu));
+  EXPECT_THAT(host->ToString(), HasSubstr("-num-cores=" + std::to_string(host->num_cores)));
+  EXPECT_GE(host->num_cores, 1);
+  StatusOr<CpuTarget> parsed = ParseCpuTarget(host->ToString());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(*parsed, *host);
+  EXPECT_TRUE(CheckRunnableOnHost(*host).ok());
+}
+
+TEST(CpuTarget, CanonicalFormDropsDefaultFeaturesAndOrdersOptions) {
+  StatusOr<CpuTarget> target =
+      ParseCpuTarget("llvm -num-cores=4 -mattr=+avx2,-fma,-avx512f -mcpu=znver3");
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  // znver3 has AVX2 and no AVX-512 already; only -fma is a difference.
+  EXPECT_EQ(target->ToString(), "llvm -mcpu=znver3 -mattr=-fma -num-cores=4");
+  StatusOr<CpuTarget> plain = ParseCpuTarget("llvm");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->ToString(), "llvm -mcpu=generic -num-cores=1");
+}
+
+TEST(CpuTarget, CrossTripleIsPrinted) {
+  StatusOr<CpuTarget> target = ParseCpuTarget("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1");
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  EXPECT_THAT(target->ToString(), StartsWith("llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=neoverse-n1"));
+  Status runnable = CheckRunnableOnHost(*target);
+  EXPECT_EQ(runnable.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(runnable.message(), HasSubstr("cannot run on this"));
+  EXPECT_EQ(LlvmJit::Create(*target).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(CpuTarget, ErrorsNameTheBadOption) {
+  ExpectInvalid("llvm -mcpu=notacpu", "unknown cpu 'notacpu' for ");
+  ExpectInvalid("llvm -mcpu=znver3 -mattr=+notafeature", "unknown feature 'notafeature'");
+  ExpectInvalid("llvm -mattr=avx2", "feature 'avx2' must start with + or -");
+  ExpectInvalid("llvm -num-cores=0", "-num-cores: '0' is not a positive integer");
+  ExpectInvalid("llvm -num-cores=two", "'two' is not a positive integer");
+  ExpectInvalid("llvm -opt-level=3", "unknown option '-opt-level'");
+  ExpectInvalid("llvm -mcpu", "option '-mcpu' needs a value");
+  ExpectInvalid("cuda -arch=sm_80", "must start with 'llvm', found 'cuda'");
+  ExpectInvalid("llvm -mtriple=nonsense-arch-none", "unknown triple");
+}
+
+TEST(CpuTarget, MissingHostFeaturesAreNamed) {
+  StatusOr<CpuTarget> host = HostCpuTarget();
+  ASSERT_TRUE(host.ok());
+  StatusOr<CpuTarget> wants_avx512 =
+      ParseCpuTarget("llvm -mcpu=" + host->cpu + " -mattr=+avx512f");
+  ASSERT_TRUE(wants_avx512.ok()) << wants_avx512.status().message();
+  Status status = CheckRunnableOnHost(*wants_avx512);
+  if (HostCpuInfoHas("avx512f")) {
+    EXPECT_TRUE(status.ok()) << status.message();
+  } else {
+    EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(), HasSubstr("avx512f"));
+  }
+}
+
+}  // namespace
+}  // namespace tuned::codegen

@@ -1,0 +1,433 @@
+// Hand-built loop programs through the JIT, compared with the interpreter: every loop kind,
+// predicates of imperfect splits, selects whose untaken branch would read out of bounds (the
+// buffer sits next to a guard page, so such a read crashes), allocations and dtypes. The
+// emitted LLVM IR is checked for the instructions each rule promises.
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "compiler/codegen/llvm/codegen_llvm.h"
+#include "compiler/codegen/llvm/llvm_jit.h"
+#include "compiler/ir/evaluator.h"
+#include "compiler/lower/interpreter.h"
+#include "compiler/runtime/parallel.h"
+#include "tests/unit/compiler/codegen/codegen_test_util.h"
+
+namespace tuned::codegen {
+namespace {
+
+using namespace tuned::ir;
+using lower::LoweredFunc;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Inputs = std::map<std::string, std::vector<double>>;
+
+std::vector<double> RandomValues(const Buffer& b, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> v(size_t(b->num_elements()));
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> integer(-8, 8);
+  for (double& x : v) x = b->dtype.is_float() ? RoundToType(real(rng), b->dtype) : integer(rng);
+  return v;
+}
+
+class JitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::unique_ptr<LlvmJit>> jit = LlvmJit::Create(testing::HostTarget());
+    ASSERT_TRUE(jit.ok()) << jit.status().message();
+    jit_ = std::move(jit).value();
+  }
+
+  Inputs RandomInputsFor(const LoweredFunc& f, uint64_t seed = 7) {
+    Inputs inputs;
+    for (size_t i = 0; i + 1 < f.args.size(); ++i) {
+      inputs[f.args[i]->name] = RandomValues(f.args[i], seed + i);
+    }
+    return inputs;
+  }
+
+  void ExpectMatchesInterpreter(const LoweredFunc& f, const Inputs& inputs, double tolerance) {
+    StatusOr<std::vector<double>> expected = lower::Interpret(f, inputs);
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    StatusOr<std::vector<double>> actual = testing::RunOnJit(*jit_, f, inputs);
+    ASSERT_TRUE(actual.ok()) << actual.status().message();
+    EXPECT_LE(MaxRelativeError(*actual, *expected), tolerance) << f.name;
+  }
+
+  void ExpectMatchesInterpreter(const LoweredFunc& f, double tolerance = 1e-5) {
+    ExpectMatchesInterpreter(f, RandomInputsFor(f), tolerance);
+  }
+
+  std::string Ir(const LoweredFunc& f, bool optimize, CodegenOptions options = {}) {
+    StatusOr<std::string> ir = EmitLlvmIr({f}, testing::HostTarget(), options, optimize);
+    EXPECT_TRUE(ir.ok()) << ir.status().message();
+    return ir.ok() ? *ir : "";
+  }
+
+  std::unique_ptr<LlvmJit> jit_;
+};
+
+// C[i, j] = A[i, j] + B[i, j] with the inner loop of the given kind.
+LoweredFunc AddProgram(ForKind inner, int64_t m, int64_t n, DataType t = DataType::Float32()) {
+  Buffer A = MakeBuffer("A", t, {m, n}), B = MakeBuffer("B", t, {m, n});
+  Buffer C = MakeBuffer("C", t, {m, n});
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Expr sum = MakeLoad(A, {AsExpr(i), AsExpr(j)}) + MakeLoad(B, {AsExpr(i), AsExpr(j)});
+  Stmt body = MakeStore(C, {AsExpr(i), AsExpr(j)}, sum);
+  return {"add_kernel", {A, B, C},
+          MakeFor(i, 0, m, ForKind::kSerial, MakeFor(j, 0, n, inner, body))};
+}
+
+TEST_F(JitTest, SerialLoopsMatchInterpreter) { ExpectMatchesInterpreter(AddProgram(ForKind::kSerial, 5, 13)); }
+
+TEST_F(JitTest, VectorizedLoopBecomesVectorLoadsAndStores) {
+  LoweredFunc f = AddProgram(ForKind::kVectorized, 3, 8);
+  std::string ir = Ir(f, /*optimize=*/false);
+  EXPECT_THAT(ir, HasSubstr("load <8 x float>"));
+  EXPECT_THAT(ir, HasSubstr("store <8 x float>"));
+  ExpectMatchesInterpreter(f);
+}
+
+TEST_F(JitTest, WideVectorizedLoopIsStripMined) {
+  LoweredFunc f = AddProgram(ForKind::kVectorized, 2, 100);
+  EXPECT_THAT(Ir(f, false), HasSubstr("<16 x float>"));
+  ExpectMatchesInterpreter(f);
+}
+
+// C[i, j] = A[i] * B[j, i] + C0[j] with j vectorized: A is lane-invariant (broadcast), B is
+// strided (gather), C0 contiguous.
+TEST_F(JitTest, VectorizedInvariantAndStridedAccesses) {
+  const int64_t m = 6, n = 8;
+  Buffer A = MakeBuffer("A", DataType::Float32(), {m});
+  Buffer B = MakeBuffer("B", DataType::Float32(), {n, m});
+  Buffer D = MakeBuffer("D", DataType::Float32(), {n});
+  Buffer C = MakeBuffer("C", DataType::Float32(), {m, n});
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Expr value = MakeLoad(A, {AsExpr(i)}) * MakeLoad(B, {AsExpr(j), AsExpr(i)}) + MakeLoad(D, {AsExpr(j)});
+  LoweredFunc f{"mixed", {A, B, D, C},
+                MakeFor(i, 0, m, ForKind::kSerial,
+                        MakeFor(j, 0, n, ForKind::kVectorized,
+                                MakeStore(C, {AsExpr(i), AsExpr(j)}, value)))};
+  std::string ir = Ir(f, false);
+  EXPECT_THAT(ir, HasSubstr("llvm.masked.gather.v8f32"));
+  EXPECT_THAT(ir, HasSubstr("llvm.fmuladd.v8f32"));
+  ExpectMatchesInterpreter(f);
+}
+
+// An imperfect split: for io, for ii (vectorized 8): if (io * 8 + ii < 37) C[...] = A[...] * 2,
+// with the outer loop parallel.
+LoweredFunc ImperfectSplit(ForKind outer, ForKind inner) {
+  const int64_t n = 37, factor = 8;
+  Buffer A = MakeBuffer("A", DataType::Float32(), {n});
+  Buffer C = MakeBuffer("C", DataType::Float32(), {n});
+  Var io = MakeVar("io"), ii = MakeVar("ii");
+  Expr index = AsExpr(io) * factor + AsExpr(ii);
+  Stmt store = MakeStore(C, {index}, MakeLoad(A, {index}) * MakeFloat(2.0));
+  Stmt guarded = MakeIfThenElse(index < MakeInt(n), store);
+  return {"split", {A, C},
+          MakeFor(io, 0, (n + factor - 1) / factor, outer, MakeFor(ii, 0, factor, inner, guarded))};
+}
+
+TEST_F(JitTest, ImperfectSplitPredicateBecomesMask) {
+  LoweredFunc f = ImperfectSplit(ForKind::kParallel, ForKind::kVectorized);
+  std::string ir = Ir(f, false);
+  EXPECT_THAT(ir, HasSubstr("llvm.masked.load.v8f32"));
+  EXPECT_THAT(ir, HasSubstr("llvm.masked.store.v8f32"));
+  EXPECT_THAT(ir, HasSubstr("tuned_parallel_for"));
+  ExpectMatchesInterpreter(f);
+  ExpectMatchesInterpreter(ImperfectSplit(ForKind::kSerial, ForKind::kSerial));
+  ExpectMatchesInterpreter(ImperfectSplit(ForKind::kUnrolled, ForKind::kUnrolled));
+}
+
+// Memory with an inaccessible page right after (or right before) a buffer's bytes, so a load
+// one element out of bounds faults instead of reading garbage.
+class GuardedBuffer {
+ public:
+  GuardedBuffer(size_t bytes, bool guard_after) {
+    page_ = size_t(sysconf(_SC_PAGESIZE));
+    size_t data_pages = (bytes + page_ - 1) / page_;
+    total_ = (data_pages + 2) * page_;
+    base_ = static_cast<char*>(
+        mmap(nullptr, total_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    mprotect(base_, page_, PROT_NONE);
+    mprotect(base_ + (data_pages + 1) * page_, page_, PROT_NONE);
+    data_ = guard_after ? base_ + (data_pages + 1) * page_ - bytes : base_ + page_;
+  }
+  ~GuardedBuffer() { munmap(base_, total_); }
+  void* data() { return data_; }
+
+ private:
+  size_t page_, total_;
+  char* base_;
+  char* data_;
+};
+
+// out[i] = inside(i) ? A[i + shift] : -1, for i past both ends of A. Evaluating the load for
+// the untaken lanes would touch the guard page. The bounds come from an input buffer so that
+// LLVM cannot fold the condition (and shrink an unguarded load to the lanes it keeps).
+LoweredFunc PaddedRead(ForKind kind, int64_t shift, bool with_and) {
+  const int64_t n = 16, extent = 32;
+  Buffer limits = MakeBuffer("limits", DataType::Int32(), {2});
+  Buffer A = MakeBuffer("A", DataType::Float32(), {n});
+  Buffer out = MakeBuffer("out", DataType::Float32(), {extent});
+  Var i = MakeVar("i");
+  Expr src = AsExpr(i) + MakeInt(shift);
+  Expr lo = MakeCast(DataType::Int64(), MakeLoad(limits, {MakeInt(0)}));
+  Expr hi = MakeCast(DataType::Int64(), MakeLoad(limits, {MakeInt(1)}));
+  Expr inside = (src >= lo) && (src < hi);
+  Expr value;
+  if (with_and) {
+    // (inside && A[src] > 0) ? 1 : 0 : the load is the right side of &&.
+    value = MakeSelect(inside && (MakeLoad(A, {src}) > MakeFloat(0.0)), MakeFloat(1.0), MakeFloat(0.0));
+  } else {
+    value = MakeSelect(inside, MakeLoad(A, {src}), MakeFloat(-1.0));
+  }
+  return {"padded", {limits, A, out},
+          MakeFor(i, 0, extent, kind, MakeStore(out, {AsExpr(i)}, value))};
+}
+
+TEST_F(JitTest, SelectNeverLoadsInUntakenBranch) {
+  for (ForKind kind : {ForKind::kSerial, ForKind::kVectorized, ForKind::kUnrolled}) {
+    for (int64_t shift : {-8, 8}) {
+      for (bool with_and : {false, true}) {
+        LoweredFunc f = PaddedRead(kind, shift, with_and);
+        if (kind == ForKind::kVectorized) {
+          EXPECT_THAT(Ir(f, /*optimize=*/true), HasSubstr("llvm.masked.load.v32f32"));
+        }
+        Inputs inputs = RandomInputsFor(f);
+        inputs["limits"] = {0, 16};
+        StatusOr<std::vector<double>> expected = lower::Interpret(f, inputs);
+        ASSERT_TRUE(expected.ok()) << expected.status().message();
+        StatusOr<std::unique_ptr<JitKernel>> kernel = jit_->Compile(f);
+        ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+        GuardedBuffer a(16 * sizeof(float), /*guard_after=*/shift > 0);
+        for (int k = 0; k < 16; ++k) static_cast<float*>(a.data())[k] = float(inputs["A"][k]);
+        runtime::AlignedBuffer limits(2 * sizeof(int32_t)), out(32 * sizeof(float));
+        limits.as<int32_t>()[1] = 16;
+        ASSERT_TRUE((*kernel)->Run({limits.data(), a.data(), out.data()}).ok());
+        std::vector<double> actual(out.as<float>(), out.as<float>() + 32);
+        EXPECT_LE(MaxRelativeError(actual, *expected), 0)
+            << ForKindName(kind) << " shift " << shift << " and " << with_and;
+      }
+    }
+  }
+}
+
+TEST_F(JitTest, UnrolledLoopIsCopied) {
+  LoweredFunc unrolled = AddProgram(ForKind::kUnrolled, 3, 4);
+  EXPECT_THAT(Ir(unrolled, false), Not(HasSubstr("j.header")));
+  EXPECT_THAT(Ir(AddProgram(ForKind::kSerial, 3, 4), false), HasSubstr("j.header"));
+  ExpectMatchesInterpreter(unrolled);
+}
+
+// for o (auto_unroll_max_step = 16): { for a in 4: X[o, a] = ...; for b in 32: Y[o, b] = ... }
+TEST_F(JitTest, AutoUnrollUnrollsOnlyLoopsThatFit) {
+  Buffer A = MakeBuffer("A", DataType::Float32(), {2, 32});
+  Buffer X = MakeBuffer("X", DataType::Float32(), {2, 36});
+  Var o = MakeVar("o"), a = MakeVar("a"), b = MakeVar("b");
+  Stmt small = MakeFor(a, 0, 4, ForKind::kSerial,
+                       MakeStore(X, {AsExpr(o), AsExpr(a)}, MakeLoad(A, {AsExpr(o), AsExpr(a)})));
+  Stmt large = MakeFor(b, 0, 32, ForKind::kSerial,
+                       MakeStore(X, {AsExpr(o), AsExpr(b) + MakeInt(4)},
+                                 MakeLoad(A, {AsExpr(o), AsExpr(b)}) * MakeFloat(3.0)));
+  LoweredFunc f{"auto_unroll", {A, X},
+                MakeFor(o, 0, 2, ForKind::kSerial, MakeSeq({small, large}), "", /*auto_unroll_max_step=*/16)};
+  std::string ir = Ir(f, false);
+  EXPECT_THAT(ir, Not(HasSubstr("a.header")));
+  EXPECT_THAT(ir, HasSubstr("b.header"));
+  EXPECT_THAT(ir, HasSubstr("o.header"));  // the annotated loop itself stays a loop
+  ExpectMatchesInterpreter(f);
+}
+
+TEST_F(JitTest, ParallelLoopUsesTargetThreadsUnlessOverridden) {
+  LoweredFunc f = AddProgram(ForKind::kSerial, 64, 16);
+  const For* loop = f.body.as<For>();
+  LoweredFunc parallel{"par", f.args,
+                       MakeFor(loop->var, 0, 64, ForKind::kParallel, loop->body)};
+  CpuTarget target = testing::HostTarget();
+  StatusOr<std::string> ir = EmitLlvmIr({parallel}, target, {}, false);
+  ASSERT_TRUE(ir.ok());
+  EXPECT_THAT(*ir, HasSubstr("call void @tuned_parallel_for(i64 64, i32 " +
+                             std::to_string(target.num_cores)));
+  EXPECT_THAT(Ir(parallel, false, CodegenOptions{.num_threads = 3}),
+              HasSubstr("call void @tuned_parallel_for(i64 64, i32 3"));
+  ExpectMatchesInterpreter(parallel);
+  runtime::SetThreadLimit(1);
+  ExpectMatchesInterpreter(parallel);
+  runtime::SetThreadLimit(0);
+}
+
+TEST_F(JitTest, NestedParallelLoopsRunInside) {
+  LoweredFunc f = AddProgram(ForKind::kParallel, 9, 7);
+  const For* loop = f.body.as<For>();
+  LoweredFunc nested{"nested", f.args, MakeFor(loop->var, 0, 9, ForKind::kParallel, loop->body)};
+  ExpectMatchesInterpreter(nested);
+}
+
+// A cache_write-style register tile: acc[4] lives across the reduction loop, every index is
+// constant after unrolling, so the optimised IR keeps it in registers (no alloca left).
+TEST_F(JitTest, LocalAccumulatorEndsInRegisters) {
+  const int64_t m = 8, n = 4, k = 16;
+  Buffer A = MakeBuffer("A", DataType::Float32(), {m, k});
+  Buffer B = MakeBuffer("B", DataType::Float32(), {k, n});
+  Buffer C = MakeBuffer("C", DataType::Float32(), {m, n});
+  Buffer acc = MakeBuffer("acc", DataType::Float32(), {n}, MemoryScope::kLocal);
+  Var i = MakeVar("i"), j0 = MakeVar("j0"), r = MakeVar("r"), j1 = MakeVar("j1"), j2 = MakeVar("j2");
+  Stmt init = MakeFor(j0, 0, n, ForKind::kUnrolled, MakeStore(acc, {AsExpr(j0)}, MakeFloat(0.0)));
+  Stmt update = MakeFor(
+      r, 0, k, ForKind::kSerial,
+      MakeFor(j1, 0, n, ForKind::kUnrolled,
+              MakeStore(acc, {AsExpr(j1)},
+                        MakeLoad(acc, {AsExpr(j1)}) +
+                            MakeLoad(A, {AsExpr(i), AsExpr(r)}) * MakeLoad(B, {AsExpr(r), AsExpr(j1)}))));
+  Stmt write = MakeFor(j2, 0, n, ForKind::kUnrolled,
+                       MakeStore(C, {AsExpr(i), AsExpr(j2)}, MakeLoad(acc, {AsExpr(j2)})));
+  LoweredFunc f{"tile", {A, B, C},
+                MakeFor(i, 0, m, ForKind::kSerial, MakeAllocate(acc, MakeSeq({init, update, write})))};
+  EXPECT_THAT(Ir(f, false), HasSubstr("alloca [4 x float], align 64"));
+  EXPECT_THAT(Ir(f, true), Not(HasSubstr("alloca")));
+  ExpectMatchesInterpreter(f);
+}
+
+TEST_F(JitTest, GlobalScratchIsHeapAllocated) {
+  const int64_t n = 1000;
+  Buffer A = MakeBuffer("A", DataType::Float32(), {n});
+  Buffer C = MakeBuffer("C", DataType::Float32(), {n});
+  Buffer tmp = MakeBuffer("tmp", DataType::Float32(), {n}, MemoryScope::kGlobal);
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Stmt fill = MakeFor(i, 0, n, ForKind::kSerial,
+                      MakeStore(tmp, {AsExpr(i)}, MakeCall(Intrinsic::kExp, {MakeLoad(A, {AsExpr(i)})})));
+  Stmt use = MakeFor(j, 0, n, ForKind::kVectorized,
+                     MakeStore(C, {AsExpr(j)}, MakeLoad(tmp, {MakeInt(n - 1) - AsExpr(j)})));
+  LoweredFunc f{"scratch", {A, C}, MakeAllocate(tmp, MakeSeq({fill, use}))};
+  std::string ir = Ir(f, false);
+  EXPECT_THAT(ir, HasSubstr("@tuned_runtime_alloc(i64 4000)"));
+  EXPECT_THAT(ir, HasSubstr("@tuned_runtime_free"));
+  ExpectMatchesInterpreter(f);
+}
+
+// Every dtype through load, arithmetic, cast and store, scalar and vectorized.
+TEST_F(JitTest, DtypesMatchInterpreter) {
+  for (DataType t : {DataType::Float16(), DataType::Float32(), DataType::Float64(),
+                     DataType::Int8(), DataType::Int32(), DataType::Int64()}) {
+    for (ForKind kind : {ForKind::kSerial, ForKind::kVectorized}) {
+      const int64_t n = 24;
+      Buffer A = MakeBuffer("A", t, {n}), B = MakeBuffer("B", t, {n});
+      DataType acc = t.is_int() ? DataType::Int32() : t.bits == 16 ? DataType::Float32() : t;
+      Buffer C = MakeBuffer("C", acc, {n});
+      Var i = MakeVar("i");
+      Expr a = MakeCast(acc, MakeLoad(A, {AsExpr(i)})), b = MakeCast(acc, MakeLoad(B, {AsExpr(i)}));
+      Expr value = Max(a * b + a, Min(a - b, b));
+      LoweredFunc f{"dtype_" + t.ToString(), {A, B, C},
+                    MakeFor(i, 0, n, kind, MakeStore(C, {AsExpr(i)}, value))};
+      ExpectMatchesInterpreter(f, ToleranceFor(acc));
+      // And back into the narrow type.
+      Buffer D = MakeBuffer("D", t, {n});
+      LoweredFunc narrow{"narrow_" + t.ToString(), {A, B, D},
+                         MakeFor(i, 0, n, kind, MakeStore(D, {AsExpr(i)}, MakeCast(t, value)))};
+      ExpectMatchesInterpreter(narrow, ToleranceFor(t));
+    }
+  }
+}
+
+TEST_F(JitTest, IntegerFloorDivisionRoundsDown) {
+  const int64_t n = 16;
+  Buffer A = MakeBuffer("A", DataType::Int32(), {n});
+  Buffer C = MakeBuffer("C", DataType::Int32(), {n});
+  for (ForKind kind : {ForKind::kSerial, ForKind::kVectorized}) {
+    Var i = MakeVar("i");
+    Expr a = MakeLoad(A, {AsExpr(i)});
+    Expr divisor = MakeInt(3, DataType::Int32());
+    Expr value = FloorDiv(a, divisor) * MakeInt(100, DataType::Int32()) +
+                 FloorMod(a, MakeInt(-4, DataType::Int32())) + a / divisor;
+    LoweredFunc f{"floordiv", {A, C}, MakeFor(i, 0, n, kind, MakeStore(C, {AsExpr(i)}, value))};
+    ExpectMatchesInterpreter(f, 0);
+  }
+}
+
+TEST_F(JitTest, IntrinsicsMatchInterpreter) {
+  for (DataType t : {DataType::Float32(), DataType::Float64()}) {
+    for (ForKind kind : {ForKind::kSerial, ForKind::kVectorized}) {
+      const int64_t n = 20;
+      Buffer A = MakeBuffer("A", t, {n});
+      Buffer C = MakeBuffer("C", t, {n});
+      Var i = MakeVar("i");
+      Expr a = MakeLoad(A, {AsExpr(i)});
+      Expr value = MakeCall(Intrinsic::kExp, {a}) + MakeCall(Intrinsic::kTanh, {a}) +
+                   MakeCall(Intrinsic::kSigmoid, {a}) +
+                   MakeCall(Intrinsic::kLog, {MakeCall(Intrinsic::kFabs, {a}) + MakeFloat(1.0, t)}) +
+                   MakeCall(Intrinsic::kSqrt, {a * a}) +
+                   MakeSelect(a > MakeFloat(0.0, t), a, MakeFloat(0.5, t)) + MakeFloat(1.0, t) / (a + MakeFloat(3.0, t));
+      LoweredFunc f{"math", {A, C}, MakeFor(i, 0, n, kind, MakeStore(C, {AsExpr(i)}, value))};
+      ExpectMatchesInterpreter(f, t.bits == 32 ? 1e-5 : 1e-12);
+    }
+  }
+}
+
+// Vectorizing a reduction axis would change the order of the sums; the loop stays a loop.
+TEST_F(JitTest, VectorizedReductionAxisStaysCorrect) {
+  const int64_t n = 32;
+  Buffer A = MakeBuffer("A", DataType::Float32(), {n});
+  Buffer S = MakeBuffer("S", DataType::Float32(), {1});
+  Var k = MakeVar("k");
+  Stmt init = MakeStore(S, {MakeInt(0)}, MakeFloat(0.0));
+  Stmt sum = MakeFor(k, 0, n, ForKind::kVectorized,
+                     MakeStore(S, {MakeInt(0)}, MakeLoad(S, {MakeInt(0)}) + MakeLoad(A, {AsExpr(k)})));
+  LoweredFunc f{"sum", {A, S}, MakeSeq({init, sum})};
+  EXPECT_THAT(Ir(f, false), HasSubstr("k.header"));
+  ExpectMatchesInterpreter(f);
+}
+
+TEST_F(JitTest, ThreadBindingIsRejected) {
+  LoweredFunc f = AddProgram(ForKind::kSerial, 4, 4);
+  const For* loop = f.body.as<For>();
+  LoweredFunc gpu{"gpu", f.args,
+                  MakeFor(loop->var, 0, 4, ForKind::kThreadBinding, loop->body, "blockIdx.x")};
+  StatusOr<std::unique_ptr<JitKernel>> kernel = jit_->Compile(gpu);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(kernel.status().message(), HasSubstr("kernel gpu: loop i is bound to blockIdx.x"));
+}
+
+TEST_F(JitTest, BadProgramsAreErrorsNotCrashes) {
+  LoweredFunc f = AddProgram(ForKind::kSerial, 4, 4);
+  LoweredFunc bad_name{"not a name", f.args, f.body};
+  EXPECT_THAT(jit_->Compile(bad_name).status().message(), HasSubstr("not a C identifier"));
+  LoweredFunc missing{"missing", {f.args[0], f.args[2]}, f.body};
+  EXPECT_THAT(jit_->Compile(missing).status().message(),
+              HasSubstr("buffer B is neither an argument nor allocated"));
+}
+
+TEST_F(JitTest, RunChecksArgumentsAndReportsCompileTime) {
+  StatusOr<std::unique_ptr<JitKernel>> kernel = jit_->Compile(AddProgram(ForKind::kVectorized, 2, 8));
+  ASSERT_TRUE(kernel.ok());
+  EXPECT_GT((*kernel)->stats().codegen_ms, 0);
+  EXPECT_GT((*kernel)->stats().optimize_ms, 0);
+  EXPECT_GT((*kernel)->stats().machine_code_ms, 0);
+  runtime::AlignedBuffer a(64), b(64), c(128);
+  EXPECT_EQ((*kernel)->Run({a.data(), b.data()}).code(), StatusCode::kInvalidArgument);
+  Status misaligned = (*kernel)->Run({a.data(), b.data(), c.as<char>() + 4});
+  EXPECT_THAT(misaligned.message(), HasSubstr("argument 2 is not 64-byte aligned"));
+  EXPECT_TRUE((*kernel)->Run({a.data(), b.data(), c.data()}).ok());
+}
+
+TEST_F(JitTest, KernelOutlivesItsJit) {
+  StatusOr<std::unique_ptr<JitKernel>> kernel = jit_->Compile(AddProgram(ForKind::kSerial, 2, 8));
+  ASSERT_TRUE(kernel.ok());
+  jit_.reset();
+  runtime::AlignedBuffer a(64), b(64), c(64);
+  a.as<float>()[3] = 1.5f;
+  b.as<float>()[3] = 2.0f;
+  EXPECT_TRUE((*kernel)->Run({a.data(), b.data(), c.data()}).ok());
+  EXPECT_EQ(c.as<float>()[3], 3.5f);
+}
+
+}  // namespace
+}  // namespace tuned::codegen

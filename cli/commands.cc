@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include "cli/compile_command.h"
 #include "cli/db_command.h"
 #include "cli/lower_command.h"
 
@@ -8,6 +9,7 @@ namespace tuned::cli {
 void RegisterCommands(Program& program) {
   RegisterLowerCommand(program);
   RegisterDbCommand(program);
+  RegisterCompileCommand(program);
 }
 
 }  // namespace tuned::cli

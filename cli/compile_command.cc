@@ -1,0 +1,88 @@
+#include "cli/compile_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/codegen/llvm/cpu_target.h"
+#include "compiler/ir/op_library.h"
+#include "compiler/reuse/apply_history_best.h"
+#include "compiler/reuse/emit_library.h"
+
+namespace tuned::cli {
+namespace {
+
+struct CompileOptions {
+  std::string workload;
+  std::string target;
+  std::string db_path;
+  std::string output;
+  std::string name = "tuned_kernel";
+  bool allow_compatible = false;
+  bool json = false;
+};
+
+Status RunCompile(const CompileOptions& options) {
+  TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ir::ParseWorkloadSpec(options.workload));
+  codegen::CpuTarget target;
+  if (options.target.empty()) {
+    TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
+  } else {
+    TUNED_ASSIGN_OR_RETURN(target, codegen::ParseCpuTarget(options.target));
+  }
+  std::string db_path = options.db_path;
+  if (db_path.empty()) db_path = std::getenv("TUNED_DB") ? std::getenv("TUNED_DB") : "./tuned.db";
+  TUNED_ASSIGN_OR_RETURN(auto source, reuse::OpenLocalRecordSource(db_path));
+  reuse::SelectOptions select;
+  select.target = target.ToString();
+  select.allow_compatible_target = options.allow_compatible;
+  select.function_name = options.name;
+  TUNED_ASSIGN_OR_RETURN(reuse::Selection selection, reuse::SelectKernel(workload, *source, select));
+  for (const std::string& warning : selection.warnings) std::fprintf(stderr, "tuned: warning: %s\n", warning.c_str());
+
+  std::string comment = "tuned kernel for " + workload.key() + " on '" + select.target + "'; " +
+                        (selection.from_record ? "record " + std::to_string(selection.record_id) +
+                                                     ", trace " + selection.trace_hash
+                                               : "default schedule (" + selection.fallback_reason + ")");
+  TUNED_ASSIGN_OR_RETURN(std::string header,
+                         reuse::EmitLibrary({selection.func}, target, options.output, comment));
+  if (options.json) {
+    nlohmann::json out = {{"workload", workload.key()},     {"target", select.target},
+                          {"output", options.output},       {"header", header},
+                          {"function", options.name},       {"from_record", selection.from_record},
+                          {"record_id", selection.record_id}, {"trace_hash", selection.trace_hash},
+                          {"record_target", selection.record_target},
+                          {"median_seconds", selection.median_seconds},
+                          {"fallback_reason", selection.fallback_reason}};
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("wrote %s and %s (%s)\n", options.output.c_str(), header.c_str(),
+                selection.from_record ? ("record " + std::to_string(selection.record_id) + ", trace " +
+                                         selection.trace_hash.substr(0, 12))
+                                            .c_str()
+                                      : "default schedule");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterCompileCommand(Program& program) {
+  auto options = std::make_shared<CompileOptions>();
+  CLI::App* cmd = program.AddCommand(
+      "compile", "Build the best recorded schedule of a workload into an object or shared library",
+      [options] { return RunCompile(*options); });
+  cmd->add_option("--workload,-w", options->workload, "Workload spec")->required();
+  cmd->add_option("--target", options->target, "Target string (default: this machine)");
+  cmd->add_option("--db", options->db_path, "Tuning database (default: $TUNED_DB or ./tuned.db)");
+  cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it)")
+      ->required();
+  cmd->add_option("--name", options->name, "Name of the kernel function");
+  cmd->add_flag("--allow-compatible-target", options->allow_compatible,
+                "Accept records of a target with the same ISA and features");
+  cmd->add_flag("--json", options->json, "Print JSON");
+}
+
+}  // namespace tuned::cli

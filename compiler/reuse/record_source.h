@@ -1,0 +1,33 @@
+#ifndef TUNED_COMPILER_REUSE_RECORD_SOURCE_H_
+#define TUNED_COMPILER_REUSE_RECORD_SOURCE_H_
+
+/// \file
+/// Where the compiler reads tuning records from: a local database file, or a server's
+/// DatabaseService (implemented where the gRPC client lives, behind this interface).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "tuning_db/database.h"
+
+namespace tuned::reuse {
+
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  /// The best OK records of a workload on a target, best first; an empty list with the miss
+  /// reason when there are none.
+  virtual StatusOr<db::BestRecords> Best(const std::string& workload_key, const std::string& target,
+                                         int limit) = 0;
+  /// Targets that have records of the workload.
+  virtual StatusOr<std::vector<std::string>> Targets(const std::string& workload_key) = 0;
+};
+
+/// Reads a local tuning database (opened read-only in spirit: nothing is written).
+StatusOr<std::unique_ptr<RecordSource>> OpenLocalRecordSource(const std::string& db_path);
+
+}  // namespace tuned::reuse
+
+#endif  // TUNED_COMPILER_REUSE_RECORD_SOURCE_H_

@@ -1,0 +1,180 @@
+// Apply-history-best through the public API on a real SQLite tuning log: the recorded schedule
+// is used when present, the default (with a reason) when not, broken records are skipped.
+
+#include <filesystem>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "common/sha256.h"
+#include "compiler/codegen/llvm/cpu_target.h"
+#include "compiler/ir/evaluator.h"
+#include "compiler/ir/op_library.h"
+#include "compiler/reuse/apply_history_best.h"
+#include "compiler/runtime/aligned_buffer.h"
+#include "compiler/schedule/schedule.h"
+#include "tuned/compiler.h"
+#include "tuning_db/database.h"
+#include "tuning_db/trace_hash.h"
+
+namespace tuned {
+namespace {
+
+class ReuseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tuned_reuse_" + std::to_string(::getpid()) + "_" + std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(dir_);
+    db_path_ = (dir_ / "tuned.db").string();
+    auto db = db::OpenSqliteDatabase(db_path_);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    db_ = std::move(db).value();
+    host_ = codegen::HostCpuTarget()->ToString();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A tiled, parallel schedule of `spec` with the given tile (a trace the log can hold).
+  v1::Trace TiledTrace(const std::string& spec, int64_t tile) {
+    auto w = std::make_shared<const ir::Workload>(*ir::ParseWorkloadSpec(spec));
+    schedule::Schedule sch(w, 0);
+    auto c = *sch.GetBlock("C");
+    auto loops = *sch.GetLoops(c);
+    auto tiles = *sch.SamplePerfectTile(loops[1], 2, 64, std::vector<int64_t>{w->output_stage().axes[1].extent / tile, tile});
+    auto j = *sch.Split(loops[1], {tiles[0], tiles[1]});
+    EXPECT_TRUE(sch.Parallel(loops[0]).ok());
+    EXPECT_TRUE(sch.Vectorize(j[1]).ok());
+    v1::Trace proto;
+    schedule::TraceToProto(sch.trace(), &proto);
+    return proto;
+  }
+
+  int64_t AddRecord(const std::string& spec, const v1::Trace& trace, const std::string& target,
+                    double median) {
+    ir::Workload w = *ir::ParseWorkloadSpec(spec);
+    v1::TuningRecord r;
+    r.mutable_workload()->set_key(w.key());
+    r.mutable_workload()->set_key_sha256(w.key_sha256());
+    r.mutable_workload()->set_op(w.op());
+    r.mutable_workload()->set_flops(w.flops());
+    r.mutable_target()->set_target(target);
+    *r.mutable_trace() = trace;
+    r.mutable_result()->set_status(v1::MEASURE_STATUS_OK);
+    r.mutable_result()->add_repeat_seconds(median);
+    r.mutable_result()->set_median_seconds(median);
+    r.mutable_result()->set_worker_id("test");
+    r.set_created_unix_ms(1000 + (++seq_));
+    auto inserted = db_->InsertRecords({&r, 1});
+    EXPECT_TRUE(inserted.ok()) << inserted.status().message();
+    return inserted->record_ids[0];
+  }
+
+  // Runs the kernel on random inputs and compares with the float64 reference.
+  void ExpectComputesReference(const Kernel& kernel, const std::string& spec) {
+    ir::Workload w = *ir::ParseWorkloadSpec(spec);
+    auto inputs = ir::RandomInputs(w, 4);
+    auto reference = ir::EvaluateReference(w, inputs);
+    std::vector<std::vector<float>> storage;
+    std::vector<runtime::AlignedBuffer> buffers;
+    std::vector<void*> args;
+    for (const ir::Buffer& b : w.arguments()) {
+      buffers.emplace_back(b->num_elements() * sizeof(float));
+      float* data = static_cast<float*>(buffers.back().data());
+      if (inputs.count(b->name)) {
+        for (size_t i = 0; i < inputs[b->name].size(); ++i) data[i] = float(inputs[b->name][i]);
+      }
+      args.push_back(data);
+    }
+    ASSERT_TRUE(kernel.Run(args).ok());
+    const float* out = static_cast<const float*>(args.back());
+    std::vector<double> actual(out, out + w.output_stage().output->num_elements());
+    EXPECT_LE(ir::MaxRelativeError(actual, reference->at(w.output_stage().name)), 1e-4);
+  }
+
+  std::filesystem::path dir_;
+  std::string db_path_;
+  std::unique_ptr<db::Database> db_;
+  std::string host_;
+  int seq_ = 0;
+};
+
+constexpr char kSpec[] = "matmul(M=32,N=64,K=16)";
+
+TEST_F(ReuseTest, RecordPresentGivesTheRecordedScheduleAndCorrectResults) {
+  AddRecord(kSpec, TiledTrace(kSpec, 8), host_, 2e-5);
+  v1::Trace best = TiledTrace(kSpec, 16);
+  int64_t best_id = AddRecord(kSpec, best, host_, 1e-5);
+  auto compiler = Compiler::Open({db_path_});
+  ASSERT_TRUE(compiler.ok()) << compiler.status().message();
+  auto kernel = (*compiler)->GetKernel(kSpec);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  EXPECT_TRUE((*kernel)->from_record());
+  EXPECT_EQ((*kernel)->record_id(), best_id);
+  EXPECT_EQ((*kernel)->trace_hash(), db::TraceHash(best));
+  EXPECT_TRUE((*kernel)->fallback_reason().empty());
+  ExpectComputesReference(**kernel, kSpec);
+  // The same workload, spelled differently, is a cache hit.
+  auto again = (*compiler)->GetKernel("matmul(K=16, N=64, M=32)");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), kernel->get());
+  EXPECT_EQ((*compiler)->stats().cache_hits, 1);
+  EXPECT_EQ((*compiler)->stats().record_hits, 1);
+}
+
+TEST_F(ReuseTest, NoRecordFallsBackToTheDefaultScheduleAndSaysWhy) {
+  auto compiler = Compiler::Open({db_path_});
+  ASSERT_TRUE(compiler.ok());
+  auto kernel = (*compiler)->GetKernel(kSpec);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  EXPECT_FALSE((*kernel)->from_record());
+  EXPECT_NE((*kernel)->fallback_reason().find("no workload"), std::string::npos)
+      << (*kernel)->fallback_reason();
+  ASSERT_FALSE((*kernel)->warnings().empty());
+  EXPECT_NE((*kernel)->warnings()[0].find("using the default schedule"), std::string::npos);
+  EXPECT_EQ((*compiler)->stats().fallbacks, 1);
+  ExpectComputesReference(**kernel, kSpec);
+}
+
+TEST_F(ReuseTest, BrokenRecordIsSkippedForTheNextBest) {
+  // A trace sampled for another shape: its tile decision no longer divides this loop.
+  int64_t broken = AddRecord(kSpec, TiledTrace("matmul(M=32,N=48,K=16)", 16), host_, 1e-6);
+  int64_t good = AddRecord(kSpec, TiledTrace(kSpec, 8), host_, 3e-5);
+  auto compiler = Compiler::Open({db_path_});
+  auto kernel = (*compiler)->GetKernel(kSpec);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  EXPECT_EQ((*kernel)->record_id(), good);
+  ASSERT_FALSE((*kernel)->warnings().empty());
+  EXPECT_NE((*kernel)->warnings()[0].find("record " + std::to_string(broken) + " skipped"),
+            std::string::npos)
+      << (*kernel)->warnings()[0];
+  ExpectComputesReference(**kernel, kSpec);
+}
+
+TEST_F(ReuseTest, CompatibleTargetOnlyWhenAllowed) {
+  auto host = *codegen::HostCpuTarget();
+  codegen::CpuTarget bigger = host;
+  bigger.num_cores = host.num_cores + 6;
+  int64_t id = AddRecord(kSpec, TiledTrace(kSpec, 8), bigger.ToString(), 1e-5);
+  auto strict = Compiler::Open({db_path_});
+  auto fallback = (*strict)->GetKernel(kSpec);
+  ASSERT_TRUE(fallback.ok());
+  EXPECT_FALSE((*fallback)->from_record());
+  EXPECT_NE((*fallback)->fallback_reason().find("other targets"), std::string::npos)
+      << (*fallback)->fallback_reason();
+  auto lenient = Compiler::Open({db_path_, "", /*allow_compatible_target=*/true});
+  auto kernel = (*lenient)->GetKernel(kSpec);
+  ASSERT_TRUE(kernel.ok());
+  EXPECT_TRUE((*kernel)->from_record());
+  EXPECT_EQ((*kernel)->record_id(), id);
+  EXPECT_NE((*kernel)->warnings().back().find("compatible target"), std::string::npos);
+  EXPECT_FALSE(reuse::IsCompatibleTarget(host.ToString(), "llvm -mcpu=skylake-avx512"));
+}
+
+TEST_F(ReuseTest, MissingDatabaseAndBadSpecAreErrors) {
+  EXPECT_EQ(Compiler::Open({(dir_ / "none.db").string()}).status().code(), StatusCode::kNotFound);
+  auto compiler = Compiler::Open({db_path_});
+  EXPECT_EQ((*compiler)->GetKernel("matmul(M=1)").status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tuned

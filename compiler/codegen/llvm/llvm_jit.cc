@@ -110,6 +110,7 @@ StatusOr<std::unique_ptr<LlvmJit>> LlvmJit::Create(const CpuTarget& target,
 }
 
 StatusOr<std::unique_ptr<JitKernel>> LlvmJit::Compile(const lower::LoweredFunc& func) {
+  std::lock_guard<std::mutex> lock(compile_mutex_);
   CompileStats stats;
   Clock::time_point start = Clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();

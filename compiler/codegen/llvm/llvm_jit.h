@@ -14,6 +14,7 @@
 /// The kernel ABI is the one documented in codegen_llvm.h.
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -67,7 +68,8 @@ class LlvmJit {
                                                    const CodegenOptions& options = {});
   ~LlvmJit();
 
-  /// Compiles one kernel (thread-safe: builders may compile candidates concurrently).
+  /// Compiles one kernel. Thread-safe, but compiles on one LlvmJit run one at a time (LLJIT's
+  /// default compiler shares one target machine); parallel builders use one LlvmJit each.
   StatusOr<std::unique_ptr<JitKernel>> Compile(const lower::LoweredFunc& func);
 
   const CpuTarget& target() const { return target_; }
@@ -80,6 +82,7 @@ class LlvmJit {
   CpuTarget target_;
   CodegenOptions options_;
   std::shared_ptr<Session> session_;
+  std::mutex compile_mutex_;
 };
 
 }  // namespace tuned::codegen

@@ -1,0 +1,120 @@
+// `tuned-worker`: a measurement worker. Connects out to a `tuned serve`, announces its target
+// and device, measures the jobs it is given with the measurement engine, and reconnects when
+// the server goes away. SIGINT/SIGTERM stop it.
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cli/cli_support.h"
+#include "common/logging.h"
+#include "worker/client/channel.h"
+#include "worker/client/worker_client.h"
+#include "worker/measurement_engine.h"
+
+namespace tuned::cli {
+namespace {
+
+struct WorkerFlags {
+  std::string server;
+  std::string token_file;
+  bool tls = false;
+  std::string tls_ca;
+  std::string target;
+  uint32_t slots = 1;
+  std::string id;
+  int max_reconnects = -1;
+  int reconnect_max_ms = 5000;
+};
+
+Status RunWorker(const WorkerFlags& flags) {
+  if (flags.slots == 0 || flags.slots > 1024) {
+    return InvalidArgumentError("--slots must be within [1, 1024]");
+  }
+  worker::WorkerClientOptions options;
+  if (!flags.token_file.empty()) {
+    TUNED_ASSIGN_OR_RETURN(options.token, worker::ReadTokenFile(flags.token_file));
+  }
+  worker::ChannelOptions channel_options;
+  channel_options.address = flags.server;
+  channel_options.tls = flags.tls || !flags.tls_ca.empty();
+  if (!flags.tls_ca.empty()) {
+    TUNED_ASSIGN_OR_RETURN(channel_options.tls_ca_pem, worker::ReadPemFile(flags.tls_ca));
+  }
+
+  // Block the stop signals before any thread starts; one thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  worker::EngineOptions engine_options;
+  engine_options.target = flags.target;
+  engine_options.build_slots = int(flags.slots);
+  options.channel = worker::CreateClientChannel(channel_options);
+  options.slots = flags.slots;
+  options.max_reconnects = flags.max_reconnects;
+  options.reconnect_max_ms = flags.reconnect_max_ms;
+  options.worker_id = flags.id;
+  // One id for the engine's results, the client's hello and the logs.
+  if (options.worker_id.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    options.worker_id = std::string(host) + ":" + std::to_string(getpid());
+  }
+  engine_options.worker_id = options.worker_id;
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<worker::MeasurementEngine> engine,
+                         worker::CreateMeasurementEngine(engine_options));
+  auto client = std::make_unique<worker::WorkerClient>(options, *engine);
+  worker::WorkerClient* client_ptr = client.get();
+  Logger("worker")->info("worker starting worker={} server={} target='{}' slots={}",
+                         client->worker_id(), flags.server, engine->target().target(), flags.slots);
+
+  std::thread signal_thread([&signals, client_ptr] {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    client_ptr->Stop();
+  });
+  Status status = client->Run();
+  // Release the signal thread if Run ended by itself.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  engine->Drain();
+  worker::WorkerClientStats stats = client->stats();
+  Logger("worker")->info("worker stopped worker={} sessions={} jobs={} results={} dropped={}",
+                         client->worker_id(), stats.sessions, stats.jobs, stats.results,
+                         stats.dropped);
+  return status;
+}
+
+}  // namespace
+}  // namespace tuned::cli
+
+int main(int argc, char** argv) {
+  tuned::cli::Program program("tuned-worker",
+                              "tuned-worker: measure candidates for a tuned server");
+  auto flags = std::make_shared<tuned::cli::WorkerFlags>();
+  CLI::App& app = program.app();
+  app.add_option("--server", flags->server, "Server address, host:port")->required();
+  app.add_option("--token-file", flags->token_file, "File holding the server's token");
+  app.add_flag("--tls", flags->tls, "Connect with TLS (system roots unless --tls-ca)");
+  app.add_option("--tls-ca", flags->tls_ca, "PEM roots to check the server's certificate");
+  app.add_option("--target", flags->target, "Target to measure for (default: this machine)");
+  app.add_option("--slots", flags->slots, "Jobs held at once (builds overlap, timing never does)")
+      ->capture_default_str();
+  app.add_option("--id", flags->id, "Worker id (default: host:pid)");
+  app.add_option("--max-reconnects", flags->max_reconnects,
+                 "Consecutive failed connection attempts before exiting (-1: never exit)")
+      ->capture_default_str();
+  app.add_option("--reconnect-max-ms", flags->reconnect_max_ms,
+                 "Longest wait between reconnection attempts, ms")
+      ->capture_default_str();
+  program.SetMainAction([flags] { return tuned::cli::RunWorker(*flags); });
+  return program.Run(argc, argv);
+}

@@ -1,0 +1,103 @@
+#include "cli/workers_command.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tuned/v1/worker_service.grpc.pb.h"
+#include "worker/client/channel.h"
+
+namespace tuned::cli {
+namespace {
+
+struct WorkersFlags {
+  std::string server;
+  std::string token_file;
+  bool tls = false;
+  std::string tls_ca;
+  bool json = false;
+};
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status RunWorkers(const WorkersFlags& flags) {
+  std::string token;
+  if (!flags.token_file.empty()) {
+    TUNED_ASSIGN_OR_RETURN(token, worker::ReadTokenFile(flags.token_file));
+  }
+  worker::ChannelOptions channel_options;
+  channel_options.address = flags.server;
+  channel_options.tls = flags.tls || !flags.tls_ca.empty();
+  if (!flags.tls_ca.empty()) {
+    TUNED_ASSIGN_OR_RETURN(channel_options.tls_ca_pem, worker::ReadPemFile(flags.tls_ca));
+  }
+  auto stub = v1::WorkerService::NewStub(worker::CreateClientChannel(channel_options));
+  grpc::ClientContext context;
+  worker::AddToken(context, token);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::ListWorkersResponse response;
+  grpc::Status status = stub->ListWorkers(&context, v1::ListWorkersRequest(), &response);
+  if (!status.ok()) return worker::FromGrpcStatus(status, "listing workers of " + flags.server);
+
+  const int64_t now = UnixMs();
+  if (flags.json) {
+    nlohmann::json out = {{"queued_jobs", response.queued_jobs()},
+                          {"leased_jobs", response.leased_jobs()},
+                          {"workers", nlohmann::json::array()}};
+    for (const v1::WorkerStatus& w : response.workers()) {
+      out["workers"].push_back({{"worker_id", w.hello().worker_id()},
+                                {"target", w.hello().target().target()},
+                                {"device", w.hello().device().model()},
+                                {"version", w.hello().version()},
+                                {"slots", w.hello().slots()},
+                                {"peer", w.peer()},
+                                {"running_jobs", w.running_job_ids_size()},
+                                {"jobs_assigned", w.jobs_assigned()},
+                                {"results", w.results()},
+                                {"leases_lost", w.leases_lost()},
+                                {"connected_unix_ms", w.connected_unix_ms()},
+                                {"last_seen_unix_ms", w.last_seen_unix_ms()}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return Status::Ok();
+  }
+  std::printf("%d worker(s), %llu job(s) queued, %llu leased\n", response.workers_size(),
+              static_cast<unsigned long long>(response.queued_jobs()),
+              static_cast<unsigned long long>(response.leased_jobs()));
+  if (response.workers_size() == 0) return Status::Ok();
+  std::printf("%-28s %-6s %-8s %-8s %-8s %-6s %-9s %s\n", "WORKER", "SLOTS", "RUNNING", "DONE",
+              "LOST", "SEEN", "UP", "TARGET / DEVICE");
+  for (const v1::WorkerStatus& w : response.workers()) {
+    std::printf("%-28s %-6u %-8d %-8llu %-8llu %-6s %-9s %s / %s\n", w.hello().worker_id().c_str(),
+                w.hello().slots(), w.running_job_ids_size(),
+                static_cast<unsigned long long>(w.results()),
+                static_cast<unsigned long long>(w.leases_lost()),
+                (std::to_string((now - w.last_seen_unix_ms()) / 1000) + "s").c_str(),
+                (std::to_string((now - w.connected_unix_ms()) / 1000) + "s").c_str(),
+                w.hello().target().target().c_str(), w.hello().device().model().c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterWorkersCommand(Program& program) {
+  auto flags = std::make_shared<WorkersFlags>();
+  CLI::App* cmd = program.AddCommand("workers", "List the workers connected to a server",
+                                     [flags] { return RunWorkers(*flags); });
+  cmd->add_option("--server", flags->server, "Server address, host:port")->required();
+  cmd->add_option("--token-file", flags->token_file, "File holding the server's token");
+  cmd->add_flag("--tls", flags->tls, "Connect with TLS (system roots unless --tls-ca)");
+  cmd->add_option("--tls-ca", flags->tls_ca, "PEM roots to check the server's certificate");
+  cmd->add_flag("--json", flags->json, "Print JSON");
+}
+
+}  // namespace tuned::cli

@@ -1,0 +1,729 @@
+#include "costmodel/features/features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common/check.h"
+#include "compiler/ir/simplify.h"
+
+namespace tuned::costmodel {
+namespace {
+
+using ir::BinaryOp;
+using ir::Expr;
+using ir::ExprKind;
+using ir::Stmt;
+using ir::StmtKind;
+
+// ---- layout ----
+
+constexpr int kArithFeatures = 13;
+constexpr int kLoopFeatures = 8;
+constexpr int kAnnotationFeatures = 16;
+constexpr int kBufferFeatures = 17;
+constexpr int kIntensityFeatures = 4;
+constexpr int kAllocFeatures = 5;
+static_assert(kArithFeatures + kLoopFeatures + kAnnotationFeatures +
+                      kBuffersPerStore * kBufferFeatures + kIntensityFeatures + kAllocFeatures ==
+                  kStoreFeatures,
+              "store block layout and kStoreFeatures disagree");
+
+constexpr const char* kArithNames[kArithFeatures] = {
+    "float_add", "float_mul", "float_fma",  "float_div", "float_cmp", "float_math", "int_add",
+    "int_mul",   "int_divmod", "int_cmp",   "bool_ops",  "select",    "cast"};
+constexpr const char* kLoopNames[kLoopFeatures] = {
+    "num_loops",         "iterations", "innermost_extent", "outer_iterations",
+    "reduce_loops", "reduce_iterations", "predicates",  "is_update"};
+constexpr const char* kAnnotationNames[kAnnotationFeatures] = {
+    "vec_innermost",        "vec_lanes",         "vec_loops",        "vec_gathers",
+    "unroll_loops",         "unroll_product",    "unroll_innermost", "parallel_loops",
+    "parallel_extent",      "parallel_per_core", "parallel_balance", "parallel_outer_iterations",
+    "auto_unroll_max_step", "auto_unroll_steps", "thread_loops",     "thread_extent"};
+constexpr const char* kBufferNames[kBufferFeatures] = {
+    "is_read",         "is_write",        "is_local",        "accesses",     "bytes",
+    "unique_bytes",    "unique_lines",    "unique_bytes_l1", "unique_bytes_l2",
+    "unique_bytes_l3", "stride",          "stride_zero",     "stride_unit",  "stride_other",
+    "reuse_count",     "reuse_dist_iters", "reuse_dist_bytes"};
+constexpr const char* kIntensityNames[kIntensityFeatures] = {"ai_l1", "ai_l2", "ai_l3", "ai_all"};
+constexpr const char* kAllocNames[kAllocFeatures] = {
+    "alloc_bytes", "alloc_outer_iterations", "alloc_local", "alloc_shared", "alloc_global"};
+constexpr const char* kGlobalNames[kGlobalFeatures] = {
+    "float_ops",      "int_ops",        "bytes",          "num_stores",
+    "num_loops",      "max_depth",      "num_allocs",     "alloc_local_bytes",
+    "alloc_global_bytes", "arg_bytes",  "parallel_loops", "vec_loops",
+    "unroll_loops",   "num_cores",      "rest_iterations", "rest_float_ops"};
+
+float Slog(double x) { return float(std::log2(std::fabs(x) + 1.0)); }
+
+// ---- what the walk collects ----
+
+enum ArithIndex : int {
+  kFloatAdd, kFloatMul, kFloatFma, kFloatDiv, kFloatCmp, kFloatMath,
+  kIntAdd, kIntMul, kIntDivMod, kIntCmp, kBoolOps, kSelectOps, kCastOps
+};
+
+struct LoopFrame {
+  const ir::VarNode* var = nullptr;
+  bool has_min = false;  // the loop starts at an expression of outer loops, min_expr
+  Expr min_expr;
+  int64_t const_min = 0;  // otherwise it starts here
+  int64_t extent = 1;
+  ir::ForKind kind = ir::ForKind::kSerial;
+  int64_t auto_unroll = 0;
+};
+
+struct AllocFrame {
+  const ir::BufferNode* buffer = nullptr;
+  double bytes = 0;
+  double outer_iterations = 1;
+  ir::MemoryScope scope = ir::MemoryScope::kGlobal;
+};
+
+// One load or store site: coefficients of its indices per loop, coef[dim * depth + loop].
+struct Access {
+  const ir::BufferNode* buffer = nullptr;
+  bool is_write = false;
+  std::vector<double> coef;
+};
+
+struct StoreInfo {
+  int order = 0;
+  std::vector<LoopFrame> loops;
+  int predicates = 0;
+  double ops[kArithFeatures] = {};  // per iteration
+  std::vector<Access> accesses;     // [0] is the store itself
+  bool is_update = false;
+  bool has_alloc = false;
+  AllocFrame alloc;  // of the stored buffer, when has_alloc
+  double iterations = 1;
+
+  double FloatOpsPerIteration() const {
+    return ops[kFloatAdd] + ops[kFloatMul] + 2 * ops[kFloatFma] + ops[kFloatDiv] +
+           ops[kFloatCmp] + ops[kFloatMath];
+  }
+  double IntOpsPerIteration() const {
+    return ops[kIntAdd] + ops[kIntMul] + ops[kIntDivMod] + ops[kIntCmp];
+  }
+};
+
+// Walks the program once, recording every store with its loop nest.
+class Collector {
+ public:
+  void Walk(const Stmt& s) {
+    switch (s->kind) {
+      case StmtKind::kFor: return WalkFor(s.as<ir::For>());
+      case StmtKind::kStore: return WalkStore(s.as<ir::Store>());
+      case StmtKind::kAllocate: {
+        const ir::Allocate* op = s.as<ir::Allocate>();
+        AllocFrame frame;
+        frame.buffer = op->buffer.get();
+        frame.bytes = double(op->buffer->num_elements()) * op->buffer->dtype.bytes();
+        frame.outer_iterations = CurrentIterations();
+        frame.scope = op->buffer->scope;
+        allocs_.push_back(frame);
+        all_allocs.push_back(frame);
+        Walk(op->body);
+        allocs_.pop_back();
+        return;
+      }
+      case StmtKind::kIfThenElse: {
+        const ir::IfThenElse* op = s.as<ir::IfThenElse>();
+        ++predicates_;
+        Walk(op->then_case);
+        if (op->else_case.defined()) Walk(op->else_case);
+        --predicates_;
+        return;
+      }
+      case StmtKind::kSeq:
+        for (const Stmt& c : s.as<ir::Seq>()->stmts) Walk(c);
+        return;
+    }
+  }
+
+  std::vector<StoreInfo> stores;
+  std::vector<AllocFrame> all_allocs;
+  int num_loops = 0;
+  int max_depth = 0;
+  int parallel_loops = 0;
+  int vec_loops = 0;
+  int unroll_loops = 0;
+
+ private:
+  double CurrentIterations() const {
+    double p = 1;
+    for (const LoopFrame& l : loops_) p *= double(l.extent);
+    return p;
+  }
+
+  int64_t ExtentOf(const ir::For* op) const {
+    if (const int64_t* c = ir::AsConstInt(op->extent)) return std::max<int64_t>(*c, 1);
+    // Rare: a data-dependent extent; bound it with the enclosing loops' ranges.
+    ir::VarBounds bounds;
+    for (const LoopFrame& l : loops_) {
+      ir::Interval min_range = l.has_min ? ir::ConstBound(l.min_expr, bounds)
+                                         : ir::Interval{l.const_min, l.const_min};
+      if (!min_range.bounded()) continue;
+      bounds[l.var] = {min_range.lo, min_range.hi + l.extent - 1};
+    }
+    ir::Interval range = ir::ConstBound(op->extent, bounds);
+    if (!range.bounded()) return 1;
+    return std::max<int64_t>(range.hi, 1);
+  }
+
+  void WalkFor(const ir::For* op) {
+    LoopFrame frame;
+    frame.var = op->var.get();
+    if (const int64_t* c = ir::AsConstInt(op->min)) {
+      frame.const_min = *c;
+    } else {
+      frame.has_min = true;
+      frame.min_expr = op->min;
+    }
+    frame.extent = ExtentOf(op);
+    frame.kind = op->kind;
+    frame.auto_unroll = op->auto_unroll_max_step;
+    ++num_loops;
+    if (op->kind == ir::ForKind::kParallel) ++parallel_loops;
+    if (op->kind == ir::ForKind::kVectorized) ++vec_loops;
+    if (op->kind == ir::ForKind::kUnrolled) ++unroll_loops;
+    loops_.push_back(std::move(frame));
+    max_depth = std::max(max_depth, int(loops_.size()));
+    Walk(op->body);
+    loops_.pop_back();
+  }
+
+  void WalkStore(const ir::Store* op) {
+    StoreInfo info;
+    info.order = int(stores.size());
+    info.loops = loops_;
+    info.predicates = predicates_;
+    info.iterations = CurrentIterations();
+    for (auto it = allocs_.rbegin(); it != allocs_.rend(); ++it) {
+      if (it->buffer == op->buffer.get()) {
+        info.alloc = *it;
+        info.has_alloc = true;
+        break;
+      }
+    }
+    current_ = &info;
+    AddAccess(op->buffer.get(), op->indices, /*is_write=*/true);
+    for (const Expr& i : op->indices) Count(i);
+    Count(op->value);
+    current_ = nullptr;
+    stores.push_back(std::move(info));
+  }
+
+  int LoopLevel(const ir::VarNode* var) const {
+    for (int i = int(loops_.size()) - 1; i >= 0; --i) {
+      if (loops_[i].var == var) return i;
+    }
+    return -1;
+  }
+
+  // Adds scale x (coefficients of e) into coef (one row of `depth` values).
+  void Linear(const Expr& e, double scale, double* coef) const {
+    switch (e->kind) {
+      case ExprKind::kIntImm:
+      case ExprKind::kFloatImm:
+        return;
+      case ExprKind::kVar: {
+        int level = LoopLevel(e.as<ir::VarNode>());
+        if (level < 0) return;
+        coef[level] += scale;
+        if (loops_[level].has_min) Linear(loops_[level].min_expr, scale, coef);
+        return;
+      }
+      case ExprKind::kCast: return Linear(e.as<ir::Cast>()->value, scale, coef);
+      case ExprKind::kSelect: {
+        const ir::Select* op = e.as<ir::Select>();
+        Linear(op->true_value, scale, coef);
+        Linear(op->false_value, scale, coef);
+        return;
+      }
+      case ExprKind::kBinary: {
+        const ir::Binary* op = e.as<ir::Binary>();
+        switch (op->op) {
+          case BinaryOp::kAdd:
+            Linear(op->a, scale, coef);
+            Linear(op->b, scale, coef);
+            return;
+          case BinaryOp::kSub:
+            Linear(op->a, scale, coef);
+            Linear(op->b, -scale, coef);
+            return;
+          case BinaryOp::kMul: {
+            if (const int64_t* c = ir::AsConstInt(op->b)) return Linear(op->a, scale * double(*c), coef);
+            if (const int64_t* c = ir::AsConstInt(op->a)) return Linear(op->b, scale * double(*c), coef);
+            Linear(op->a, scale, coef);
+            Linear(op->b, scale, coef);
+            return;
+          }
+          case BinaryOp::kDiv:
+          case BinaryOp::kFloorDiv: {
+            const int64_t* c = ir::AsConstInt(op->b);
+            Linear(op->a, c && *c != 0 ? scale / double(*c) : scale, coef);
+            return;
+          }
+          case BinaryOp::kFloorMod:
+            return Linear(op->a, scale, coef);
+          case BinaryOp::kMin:
+          case BinaryOp::kMax:
+            Linear(op->a, scale, coef);
+            Linear(op->b, scale, coef);
+            return;
+          default:
+            return;  // comparisons and logic do not index
+        }
+      }
+      default:
+        return;  // loads and calls inside an index: indirect access, treated as constant
+    }
+  }
+
+  void AddAccess(const ir::BufferNode* buffer, const std::vector<Expr>& indices, bool is_write) {
+    Access access;
+    access.buffer = buffer;
+    access.is_write = is_write;
+    const size_t depth = loops_.size();
+    access.coef.assign(indices.size() * depth, 0.0);
+    if (depth > 0) {
+      for (size_t d = 0; d < indices.size(); ++d) Linear(indices[d], 1.0, &access.coef[d * depth]);
+    }
+    current_->accesses.push_back(std::move(access));
+  }
+
+  void Count(const Expr& e) {
+    double* ops = current_->ops;
+    switch (e->kind) {
+      case ExprKind::kIntImm:
+      case ExprKind::kFloatImm:
+      case ExprKind::kVar:
+        return;
+      case ExprKind::kNot:
+        ops[kBoolOps] += 1;
+        return Count(e.as<ir::Not>()->a);
+      case ExprKind::kSelect: {
+        const ir::Select* op = e.as<ir::Select>();
+        ops[kSelectOps] += 1;
+        Count(op->cond);
+        Count(op->true_value);
+        Count(op->false_value);
+        return;
+      }
+      case ExprKind::kCast:
+        ops[kCastOps] += 1;
+        return Count(e.as<ir::Cast>()->value);
+      case ExprKind::kLoad: {
+        const ir::Load* op = e.as<ir::Load>();
+        if (op->buffer.get() == current_->accesses.front().buffer) current_->is_update = true;
+        AddAccess(op->buffer.get(), op->indices, /*is_write=*/false);
+        for (const Expr& i : op->indices) Count(i);
+        return;
+      }
+      case ExprKind::kCall: {
+        const ir::Call* op = e.as<ir::Call>();
+        ops[kFloatMath] += 1;  // every intrinsic is a float math function
+        for (const Expr& a : op->args) Count(a);
+        return;
+      }
+      case ExprKind::kBinary: {
+        const ir::Binary* op = e.as<ir::Binary>();
+        const bool is_float = op->a.type().is_float();
+        switch (op->op) {
+          case BinaryOp::kAdd:
+          case BinaryOp::kSub: {
+            if (is_float) {
+              const ir::Binary* a = op->a.as<ir::Binary>();
+              const ir::Binary* b = op->b.as<ir::Binary>();
+              // A multiply feeding an add is one fused multiply-add (the codegen contracts it).
+              if (a && a->op == BinaryOp::kMul) {
+                ops[kFloatFma] += 1;
+                Count(a->a);
+                Count(a->b);
+                Count(op->b);
+                return;
+              }
+              if (b && b->op == BinaryOp::kMul) {
+                ops[kFloatFma] += 1;
+                Count(op->a);
+                Count(b->a);
+                Count(b->b);
+                return;
+              }
+            }
+            ops[is_float ? kFloatAdd : kIntAdd] += 1;
+            break;
+          }
+          case BinaryOp::kMul: ops[is_float ? kFloatMul : kIntMul] += 1; break;
+          case BinaryOp::kDiv:
+          case BinaryOp::kFloorDiv:
+          case BinaryOp::kFloorMod: ops[is_float ? kFloatDiv : kIntDivMod] += 1; break;
+          case BinaryOp::kMin:
+          case BinaryOp::kMax:
+          case BinaryOp::kEQ:
+          case BinaryOp::kNE:
+          case BinaryOp::kLT:
+          case BinaryOp::kLE:
+          case BinaryOp::kGT:
+          case BinaryOp::kGE: ops[is_float ? kFloatCmp : kIntCmp] += 1; break;
+          case BinaryOp::kAnd:
+          case BinaryOp::kOr: ops[kBoolOps] += 1; break;
+        }
+        Count(op->a);
+        Count(op->b);
+        return;
+      }
+    }
+  }
+
+  std::vector<LoopFrame> loops_;
+  std::vector<AllocFrame> allocs_;
+  int predicates_ = 0;
+  StoreInfo* current_ = nullptr;
+};
+
+// ---- footprints ----
+
+// Distinct elements (and cache lines) an access touches while loops [from, depth) run.
+struct Footprint {
+  double elements = 0;
+  double lines = 0;
+};
+
+Footprint AccessFootprint(const Access& a, const std::vector<LoopFrame>& loops, size_t from,
+                          int line_bytes) {
+  const size_t depth = loops.size();
+  const std::vector<int64_t>& shape = a.buffer->shape;
+  const int elem_bytes = a.buffer->dtype.bytes();
+  Footprint f{1, 1};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    double span = 1, count = 1, max_coef = 0;
+    for (size_t k = from; k < depth; ++k) {
+      double c = std::fabs(a.coef[d * depth + k]);
+      if (c == 0) continue;
+      span += c * double(loops[k].extent - 1);
+      count *= double(loops[k].extent);
+      max_coef = std::max(max_coef, c);
+    }
+    double unique = std::min({span, count, double(std::max<int64_t>(shape[d], 1))});
+    f.elements *= unique;
+    if (d + 1 == shape.size()) {
+      const double line_elems = std::max(1.0, double(line_bytes) / elem_bytes);
+      f.lines *= max_coef >= line_elems ? unique
+                                        : std::ceil(std::min(span, double(shape[d])) / line_elems);
+    } else {
+      f.lines *= unique;
+    }
+  }
+  return f;
+}
+
+// Element stride of an access along loop `level` (row-major flattening).
+double FlatStride(const Access& a, size_t level, size_t depth) {
+  const std::vector<int64_t>& shape = a.buffer->shape;
+  double stride = 0, row = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    stride += a.coef[d * depth + level] * row;
+    row *= double(std::max<int64_t>(shape[d], 1));
+  }
+  return stride;
+}
+
+// The store's buffers, merged over their access sites.
+struct BufferSummary {
+  const ir::BufferNode* buffer = nullptr;
+  bool is_read = false;
+  bool is_write = false;
+  int accesses = 0;
+  const Access* widest = nullptr;  // the site with the largest footprint
+  double unique_elements = 0;
+  double unique_lines = 0;
+};
+
+void FillStore(const StoreInfo& s, const FeatureOptions& options, float* out) {
+  const std::vector<LoopFrame>& loops = s.loops;
+  const size_t depth = loops.size();
+  float* p = out;
+  for (int i = 0; i < kArithFeatures; ++i) *p++ = Slog(s.ops[i] * s.iterations);
+
+  // Loop nest. A loop is a reduction loop for this store when the stored index ignores it.
+  const Access& store_access = s.accesses.front();
+  auto invariant = [&](const Access& a, size_t k) {
+    for (size_t d = 0; d < a.buffer->shape.size(); ++d) {
+      if (a.coef[d * depth + k] != 0) return false;
+    }
+    return true;
+  };
+  int reduce_loops = 0;
+  double reduce_iterations = 1;
+  for (size_t k = 0; k < depth; ++k) {
+    if (loops[k].extent > 1 && invariant(store_access, k)) {
+      ++reduce_loops;
+      reduce_iterations *= double(loops[k].extent);
+    }
+  }
+  const double innermost = depth ? double(loops.back().extent) : 0;
+  *p++ = float(depth);
+  *p++ = Slog(s.iterations);
+  *p++ = Slog(innermost);
+  *p++ = Slog(depth ? s.iterations / innermost : 0);
+  *p++ = float(reduce_loops);
+  *p++ = Slog(reduce_iterations);
+  *p++ = float(s.predicates);
+  *p++ = s.is_update ? 1.f : 0.f;
+
+  // Annotations.
+  int vec_level = -1, vec_count = 0, unroll_count = 0, par_count = 0, thread_count = 0;
+  int first_parallel = -1;
+  double unroll_product = 1, par_extent = 1, thread_extent = 1;
+  int64_t auto_unroll = 0;
+  for (size_t k = 0; k < depth; ++k) {
+    const LoopFrame& l = loops[k];
+    auto_unroll = std::max(auto_unroll, l.auto_unroll);
+    switch (l.kind) {
+      case ir::ForKind::kVectorized: vec_level = int(k); ++vec_count; break;
+      case ir::ForKind::kUnrolled: ++unroll_count; unroll_product *= double(l.extent); break;
+      case ir::ForKind::kParallel:
+        if (first_parallel < 0) first_parallel = int(k);
+        ++par_count;
+        par_extent *= double(l.extent);
+        break;
+      case ir::ForKind::kThreadBinding: ++thread_count; thread_extent *= double(l.extent); break;
+      case ir::ForKind::kSerial: break;
+    }
+  }
+  int gathers = 0;
+  if (vec_level >= 0) {
+    for (const Access& a : s.accesses) {
+      double stride = std::fabs(FlatStride(a, size_t(vec_level), depth));
+      if (stride != 0 && stride != 1) ++gathers;
+    }
+  }
+  const double cores = std::max(1, options.num_cores);
+  double balance = 0, outer_serial = 1;
+  if (par_count > 0) {
+    balance = par_extent / (std::ceil(par_extent / cores) * cores);
+    for (int k = 0; k < first_parallel; ++k) outer_serial *= double(loops[k].extent);
+  }
+  double unrolled_steps = 1;
+  if (auto_unroll > 0) {
+    for (size_t k = depth; k-- > 0;) {
+      if (loops[k].kind != ir::ForKind::kSerial && loops[k].kind != ir::ForKind::kUnrolled) break;
+      if (unrolled_steps * double(loops[k].extent) > double(auto_unroll)) break;
+      unrolled_steps *= double(loops[k].extent);
+    }
+  }
+  *p++ = depth && loops.back().kind == ir::ForKind::kVectorized ? 1.f : 0.f;
+  *p++ = Slog(vec_level >= 0 ? double(loops[size_t(vec_level)].extent) : 0);
+  *p++ = float(vec_count);
+  *p++ = float(gathers);
+  *p++ = float(unroll_count);
+  *p++ = Slog(unroll_count ? unroll_product : 0);
+  *p++ = depth && loops.back().kind == ir::ForKind::kUnrolled ? 1.f : 0.f;
+  *p++ = float(par_count);
+  *p++ = Slog(par_count ? par_extent : 0);
+  *p++ = Slog(par_count ? par_extent / cores : 0);
+  *p++ = float(balance);
+  *p++ = Slog(par_count ? outer_serial : 0);
+  *p++ = Slog(double(auto_unroll));
+  *p++ = Slog(auto_unroll > 0 ? unrolled_steps : 0);
+  *p++ = float(thread_count);
+  *p++ = Slog(thread_count ? thread_extent : 0);
+
+  // Buffers: merge the access sites per buffer, keep the widest site of each.
+  std::vector<BufferSummary> buffers;
+  buffers.reserve(s.accesses.size());
+  for (const Access& a : s.accesses) {
+    Footprint f = AccessFootprint(a, loops, 0, options.cache_line_bytes);
+    BufferSummary* b = nullptr;
+    for (BufferSummary& existing : buffers) {
+      if (existing.buffer == a.buffer) b = &existing;
+    }
+    if (!b) {
+      buffers.push_back(BufferSummary{});
+      b = &buffers.back();
+      b->buffer = a.buffer;
+    }
+    (a.is_write ? b->is_write : b->is_read) = true;
+    ++b->accesses;
+    if (!b->widest || f.elements > b->unique_elements) {
+      b->widest = &a;
+      b->unique_elements = f.elements;
+      b->unique_lines = f.lines;
+    }
+  }
+  auto bytes_of = [](const BufferSummary& b) {
+    return b.unique_elements * b.buffer->dtype.bytes();
+  };
+  std::sort(buffers.begin(), buffers.end(), [&](const BufferSummary& x, const BufferSummary& y) {
+    if (bytes_of(x) != bytes_of(y)) return bytes_of(x) > bytes_of(y);
+    if (x.accesses != y.accesses) return x.accesses > y.accesses;
+    return x.buffer->name < y.buffer->name;
+  });
+  // Distinct bytes of all buffers inside loops [from, depth).
+  auto total_unique_bytes = [&](size_t from) {
+    double total = 0;
+    for (const BufferSummary& b : buffers) {
+      total += AccessFootprint(*b.widest, loops, from, options.cache_line_bytes).elements *
+               b.buffer->dtype.bytes();
+    }
+    return total;
+  };
+  auto level_from = [&](size_t inner) { return depth > inner ? depth - inner : 0; };
+  for (int j = 0; j < kBuffersPerStore; ++j) {
+    if (size_t(j) >= buffers.size()) {
+      std::memset(p, 0, sizeof(float) * kBufferFeatures);
+      p += kBufferFeatures;
+      continue;
+    }
+    const BufferSummary& b = buffers[size_t(j)];
+    const Access& a = *b.widest;
+    const int elem_bytes = b.buffer->dtype.bytes();
+    *p++ = b.is_read ? 1.f : 0.f;
+    *p++ = b.is_write ? 1.f : 0.f;
+    *p++ = b.buffer->scope != ir::MemoryScope::kGlobal ? 1.f : 0.f;
+    *p++ = float(b.accesses);
+    *p++ = Slog(double(b.accesses) * s.iterations * elem_bytes);
+    *p++ = Slog(b.unique_elements * elem_bytes);
+    *p++ = Slog(b.unique_lines);
+    for (size_t inner = 1; inner <= 3; ++inner) {
+      *p++ = Slog(depth ? AccessFootprint(a, loops, level_from(inner), options.cache_line_bytes)
+                                  .elements * elem_bytes
+                        : elem_bytes);
+    }
+    double stride = depth ? std::fabs(FlatStride(a, depth - 1, depth)) : 0;
+    *p++ = Slog(stride);
+    *p++ = stride == 0 ? 1.f : 0.f;
+    *p++ = stride == 1 ? 1.f : 0.f;
+    *p++ = stride != 0 && stride != 1 ? 1.f : 0.f;
+    int reuse_level = -1;
+    for (size_t k = depth; k-- > 0;) {
+      if (loops[k].extent > 1 && invariant(a, k)) {
+        reuse_level = int(k);
+        break;
+      }
+    }
+    if (reuse_level < 0) {
+      *p++ = 0;
+      *p++ = 0;
+      *p++ = 0;
+    } else {
+      double dist = 1;
+      for (size_t k = size_t(reuse_level) + 1; k < depth; ++k) dist *= double(loops[k].extent);
+      *p++ = Slog(double(loops[size_t(reuse_level)].extent));
+      *p++ = Slog(dist);
+      *p++ = Slog(total_unique_bytes(size_t(reuse_level) + 1));
+    }
+  }
+
+  // Arithmetic intensity per loop level.
+  const double flops = s.FloatOpsPerIteration();
+  for (size_t inner : {size_t(1), size_t(2), size_t(3), depth}) {
+    size_t from = level_from(inner);
+    double iters = 1;
+    for (size_t k = from; k < depth; ++k) iters *= double(loops[k].extent);
+    double bytes = total_unique_bytes(from);
+    *p++ = Slog(bytes > 0 ? flops * iters / bytes : 0);
+  }
+
+  // Allocation of the stored buffer.
+  if (s.has_alloc) {
+    *p++ = Slog(s.alloc.bytes);
+    *p++ = Slog(s.alloc.outer_iterations);
+    *p++ = s.alloc.scope == ir::MemoryScope::kLocal ? 1.f : 0.f;
+    *p++ = s.alloc.scope == ir::MemoryScope::kShared ? 1.f : 0.f;
+    *p++ = s.alloc.scope == ir::MemoryScope::kGlobal ? 1.f : 0.f;
+  } else {
+    std::memset(p, 0, sizeof(float) * kAllocFeatures);
+    p += kAllocFeatures;
+  }
+  TUNED_CHECK(p - out == kStoreFeatures) << "store block wrote " << (p - out) << " values";
+}
+
+std::vector<std::string> BuildNames() {
+  std::vector<std::string> names;
+  names.reserve(size_t(FeatureCount()));
+  for (int i = 0; i < kTopStores; ++i) {
+    const std::string s = "s" + std::to_string(i) + ".";
+    for (const char* n : kArithNames) names.push_back(s + n);
+    for (const char* n : kLoopNames) names.push_back(s + n);
+    for (const char* n : kAnnotationNames) names.push_back(s + n);
+    for (int j = 0; j < kBuffersPerStore; ++j) {
+      const std::string b = s + "b" + std::to_string(j) + ".";
+      for (const char* n : kBufferNames) names.push_back(b + n);
+    }
+    for (const char* n : kIntensityNames) names.push_back(s + n);
+    for (const char* n : kAllocNames) names.push_back(s + n);
+  }
+  for (const char* n : kGlobalNames) names.push_back(std::string("g.") + n);
+  return names;
+}
+
+}  // namespace
+
+int FeatureCount() { return kTopStores * kStoreFeatures + kGlobalFeatures; }
+
+const std::vector<std::string>& FeatureNames() {
+  static const std::vector<std::string> names = BuildNames();
+  return names;
+}
+
+std::vector<float> ExtractFeatures(const lower::LoweredFunc& func, const FeatureOptions& options) {
+  std::vector<float> out(size_t(FeatureCount()), 0.f);
+  Collector collector;
+  if (func.body.defined()) collector.Walk(func.body);
+
+  // Most iterations first; program order breaks ties, so the order is deterministic.
+  std::vector<const StoreInfo*> order;
+  order.reserve(collector.stores.size());
+  for (const StoreInfo& s : collector.stores) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const StoreInfo* a, const StoreInfo* b) {
+    return a->iterations > b->iterations;
+  });
+  for (size_t i = 0; i < order.size() && i < size_t(kTopStores); ++i) {
+    FillStore(*order[i], options, out.data() + i * kStoreFeatures);
+  }
+
+  double float_ops = 0, int_ops = 0, bytes = 0, rest_iterations = 0, rest_float_ops = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const StoreInfo& s = *order[i];
+    float_ops += s.FloatOpsPerIteration() * s.iterations;
+    int_ops += s.IntOpsPerIteration() * s.iterations;
+    for (const Access& a : s.accesses) bytes += s.iterations * a.buffer->dtype.bytes();
+    if (i >= size_t(kTopStores)) {
+      rest_iterations += s.iterations;
+      rest_float_ops += s.FloatOpsPerIteration() * s.iterations;
+    }
+  }
+  double local_bytes = 0, global_bytes = 0, arg_bytes = 0;
+  for (const AllocFrame& a : collector.all_allocs) {
+    (a.scope == ir::MemoryScope::kGlobal ? global_bytes : local_bytes) += a.bytes;
+  }
+  for (const ir::Buffer& b : func.args) arg_bytes += double(b->num_elements()) * b->dtype.bytes();
+
+  float* p = out.data() + kTopStores * kStoreFeatures;
+  *p++ = Slog(float_ops);
+  *p++ = Slog(int_ops);
+  *p++ = Slog(bytes);
+  *p++ = float(collector.stores.size());
+  *p++ = float(collector.num_loops);
+  *p++ = float(collector.max_depth);
+  *p++ = float(collector.all_allocs.size());
+  *p++ = Slog(local_bytes);
+  *p++ = Slog(global_bytes);
+  *p++ = Slog(arg_bytes);
+  *p++ = float(collector.parallel_loops);
+  *p++ = float(collector.vec_loops);
+  *p++ = float(collector.unroll_loops);
+  *p++ = Slog(double(std::max(1, options.num_cores)));
+  *p++ = Slog(rest_iterations);
+  *p++ = Slog(rest_float_ops);
+  TUNED_CHECK(p == out.data() + out.size()) << "feature vector layout mismatch";
+  for (float& v : out) {
+    if (!std::isfinite(v)) v = 0.f;  // Defensive: degenerate shapes must not poison training.
+  }
+  return out;
+}
+
+}  // namespace tuned::costmodel

@@ -1,0 +1,57 @@
+#ifndef TUNED_COSTMODEL_MODEL_PRETRAIN_H_
+#define TUNED_COSTMODEL_MODEL_PRETRAIN_H_
+
+/// \file
+/// Training the cost model from records already in the tuning database: each record's trace is
+/// replayed on its workload, lowered and featurized; its label is the workload's flops over the
+/// median time. This is how a new task on a target reuses what earlier tasks measured.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/ir/workload.h"
+#include "costmodel/features/features.h"
+#include "costmodel/model/cost_model.h"
+#include "tuned/v1/record.pb.h"
+#include "tuning_db/database.h"
+
+namespace tuned::costmodel {
+
+/// The features of the candidate `trace` describes: replay on `workload`, lower, extract.
+/// Errors are the replay's or lowering's (InvalidArgument for a trace that does not apply).
+StatusOr<std::vector<float>> FeaturizeTrace(std::shared_ptr<const ir::Workload> workload,
+                                            const v1::Trace& trace,
+                                            const FeatureOptions& options = {});
+
+/// The training label of a measured record: flops / median seconds for an OK record (flops from
+/// the record's workload, else `workload_flops`), 0 for a candidate that ran and failed
+/// (runtime error, wrong result, timeout). Nullopt for records that say nothing about the
+/// candidate's speed (compile errors, lost workers, unspecified).
+std::optional<double> RecordThroughput(const v1::TuningRecord& record, double workload_flops);
+
+struct PretrainOptions {
+  FeatureOptions features;
+  /// Read at most this many records (newest are not preferred: row-id order).
+  int64_t max_records = 200000;
+};
+
+struct PretrainStats {
+  int64_t records = 0;             // records read for the target
+  int64_t samples = 0;             // added to the model
+  int64_t skipped_no_label = 0;    // compile errors, lost workers
+  int64_t skipped_workload = 0;    // workload key is not a library op spec (custom compute)
+  int64_t skipped_replay = 0;      // trace no longer replays or lowers
+};
+
+/// Adds every usable record of `target` to `model` in one Update. A database error is returned;
+/// records that cannot be used are counted in the stats, not errors.
+StatusOr<PretrainStats> PretrainFromDatabase(db::Database& db, const std::string& target,
+                                             CostModel& model, const PretrainOptions& options = {});
+
+}  // namespace tuned::costmodel
+
+#endif  // TUNED_COSTMODEL_MODEL_PRETRAIN_H_

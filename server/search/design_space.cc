@@ -1,0 +1,215 @@
+#include "server/search/design_space.h"
+
+#include <algorithm>
+
+#include "compiler/ir/ir_mutator.h"
+
+namespace tuned::search {
+namespace {
+
+using schedule::BlockRV;
+using schedule::Factor;
+using schedule::LoopRV;
+using schedule::Schedule;
+using schedule::Stage;
+
+// Largest innermost tile of a non-vectorized spatial loop (register rows).
+constexpr int kMaxInnerRows = 8;
+// Largest reduction tile kept in cache between reuses.
+constexpr int kMaxInnerReduce = 64;
+
+std::vector<LoopRV> TileLoop(Schedule& sch, LoopRV loop, int levels, int max_innermost,
+                             Status& status) {
+  auto tiles = sch.SamplePerfectTile(loop, levels, max_innermost);
+  if (!tiles.ok()) {
+    status = tiles.status();
+    return {};
+  }
+  std::vector<Factor> factors(tiles->begin(), tiles->end());
+  auto parts = sch.Split(loop, factors);
+  if (!parts.ok()) {
+    status = parts.status();
+    return {};
+  }
+  return *parts;
+}
+
+// Names of live stages, in order.
+std::vector<std::string> LiveStages(const Schedule& sch) {
+  std::vector<std::string> names;
+  for (int id : sch.state().order) {
+    if (sch.state().stages[id].is_live()) names.push_back(sch.state().stages[id].name);
+  }
+  return names;
+}
+
+// The live stage named `name`, or null once a rule has inlined it.
+const Stage* LiveStage(const Schedule& sch, const std::string& name) {
+  for (const Stage& st : sch.state().stages) {
+    if (st.is_live() && st.name == name) return &st;
+  }
+  return nullptr;
+}
+
+Status InlineElementwise(Schedule& sch) {
+  for (const std::string& name : LiveStages(sch)) {
+    const Stage* st = LiveStage(sch, name);
+    if (st == nullptr || st->is_output || st->is_reduction()) continue;
+    TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+    TUNED_RETURN_IF_ERROR(sch.ComputeInline(block));
+  }
+  return Status::Ok();
+}
+
+// The index of the read buffer whose innermost dimension is indexed by `axis` (a candidate for
+// packing: it is read with unit stride along the vectorized loop), or -1.
+int PackCandidate(const Schedule& sch, int stage, const ir::VarNode* axis) {
+  struct Finder : ir::IRVisitor {
+    const ir::VarNode* axis;
+    std::vector<const ir::BufferNode*> found;
+    void VisitLoad(const ir::Load* op) override {
+      if (!op->indices.empty() && ir::UsesVar(op->indices.back(), axis)) found.push_back(op->buffer.get());
+      IRVisitor::VisitLoad(op);
+    }
+  } finder;
+  finder.axis = axis;
+  finder.Visit(sch.state().stages[stage].body);
+  std::vector<ir::Buffer> reads = sch.state().ReadBuffers(stage);
+  for (size_t i = 0; i < reads.size(); ++i) {
+    bool is_input = sch.state().ProducerOf(reads[i].get()) < 0;
+    if (is_input && std::count(finder.found.begin(), finder.found.end(), reads[i].get()) > 0) {
+      return int(i);
+    }
+  }
+  return -1;
+}
+
+// An elementwise consumer that reads `stage`'s output at its own indices, or "".
+std::string EpilogueOf(const Schedule& sch, int stage) {
+  std::vector<int> consumers = sch.state().ConsumersOf(stage);
+  if (consumers.size() != 1) return "";
+  const Stage& c = sch.state().stages[consumers[0]];
+  if (c.is_reduction() || c.axes.size() != sch.state().stages[stage].axes.size()) return "";
+  return c.name;
+}
+
+Status TileReduction(Schedule& sch, const std::string& name, const SearchContext& ctx, bool pack) {
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+  int stage = sch.StageOf(block);
+  const Stage& st = sch.state().stages[stage];
+  const size_t num_spatial = st.axes.size();
+  const ir::VarNode* innermost_axis = num_spatial ? st.axes.back().var.get() : nullptr;
+  int pack_index = pack && innermost_axis ? PackCandidate(sch, stage, innermost_axis) : -1;
+  if (pack && pack_index < 0) return InvalidArgumentError("no input to pack");
+  std::string epilogue = EpilogueOf(sch, stage);
+
+  TUNED_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(block, "local"));
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+  std::vector<LoopRV> outer, middle, inner, reduce_outer, reduce_inner;
+  Status status;
+  for (size_t l = 0; l < loops.size(); ++l) {
+    if (l < num_spatial) {
+      bool last = l + 1 == num_spatial;
+      auto parts = TileLoop(sch, loops[l], 3, last ? 4 * ctx.vector_lanes : kMaxInnerRows, status);
+      TUNED_RETURN_IF_ERROR(status);
+      outer.push_back(parts[0]);
+      middle.push_back(parts[1]);
+      inner.push_back(parts[2]);
+    } else {
+      auto parts = TileLoop(sch, loops[l], 2, kMaxInnerReduce, status);
+      TUNED_RETURN_IF_ERROR(status);
+      reduce_outer.push_back(parts[0]);
+      reduce_inner.push_back(parts[1]);
+    }
+  }
+  std::vector<LoopRV> order;
+  for (auto* level : {&outer, &middle, &reduce_outer, &reduce_inner, &inner}) {
+    order.insert(order.end(), level->begin(), level->end());
+  }
+  TUNED_RETURN_IF_ERROR(sch.Reorder(order));
+  if (!middle.empty()) {
+    TUNED_RETURN_IF_ERROR(sch.ReverseComputeAt(write_back, middle.back()));
+    TUNED_ASSIGN_OR_RETURN(auto wb_loops, sch.GetLoops(write_back));
+    TUNED_RETURN_IF_ERROR(sch.Vectorize(wb_loops.back()));
+  }
+  if (!epilogue.empty()) {
+    TUNED_ASSIGN_OR_RETURN(BlockRV epi, sch.GetBlock(epilogue));
+    TUNED_RETURN_IF_ERROR(sch.ReverseComputeInline(epi));
+  }
+  if (pack_index >= 0) {
+    TUNED_ASSIGN_OR_RETURN(BlockRV panel, sch.CacheRead(block, pack_index, "global"));
+    TUNED_RETURN_IF_ERROR(sch.ComputeAt(panel, outer.back()));
+    TUNED_ASSIGN_OR_RETURN(auto panel_loops, sch.GetLoops(panel));
+    TUNED_RETURN_IF_ERROR(sch.Vectorize(panel_loops.back()));
+  }
+  if (!inner.empty()) TUNED_RETURN_IF_ERROR(sch.Vectorize(inner.back()));
+  if (!middle.empty()) {
+    std::vector<double> probs(UnrollSteps().size(), 1.0 / double(UnrollSteps().size()));
+    TUNED_ASSIGN_OR_RETURN(auto unroll, sch.SampleCategorical(UnrollSteps(), probs));
+    TUNED_RETURN_IF_ERROR(sch.Annotate(middle.back(), "auto_unroll_max_step", sch.Get(unroll)));
+  }
+  if (outer.size() > 1) {
+    TUNED_ASSIGN_OR_RETURN(LoopRV fused, sch.Fuse(outer));
+    return sch.Parallel(fused);
+  }
+  if (outer.size() == 1) return sch.Parallel(outer[0]);
+  return Status::Ok();
+}
+
+Status TileElementwise(Schedule& sch, const std::string& name, const SearchContext& ctx) {
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+  if (loops.empty()) return Status::Ok();
+  Status status;
+  auto parts = TileLoop(sch, loops.back(), 2, 4 * ctx.vector_lanes, status);
+  TUNED_RETURN_IF_ERROR(status);
+  TUNED_RETURN_IF_ERROR(sch.Vectorize(parts[1]));
+  std::vector<LoopRV> outer(loops.begin(), loops.end() - 1);
+  outer.push_back(parts[0]);
+  LoopRV parallel = outer[0];
+  if (outer.size() > 1) {
+    TUNED_ASSIGN_OR_RETURN(parallel, sch.Fuse(outer));
+  }
+  return sch.Parallel(parallel);
+}
+
+Status ApplyRules(Schedule& sch, const SearchContext& ctx, bool pack) {
+  TUNED_RETURN_IF_ERROR(InlineElementwise(sch));
+  for (const std::string& name : LiveStages(sch)) {
+    const Stage* st = LiveStage(sch, name);
+    if (st == nullptr || st->attach != schedule::AttachKind::kRoot) continue;
+    if (st->is_reduction()) {
+      TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, pack));
+      pack = false;  // pack the first reduction only: later ones read what it produced
+    } else {
+      TUNED_RETURN_IF_ERROR(TileElementwise(sch, name, ctx));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<int64_t>& UnrollSteps() {
+  static const std::vector<int64_t> kSteps = {0, 16, 64, 512};
+  return kSteps;
+}
+
+std::vector<Sketch> GenerateSketches(const SearchContext& context) {
+  std::vector<Sketch> sketches;
+  sketches.push_back({"tile", [context](Schedule& sch) { return ApplyRules(sch, context, false); }});
+  // The packing sketch exists only where the rule finds something to pack.
+  Schedule probe(context.workload, 0);
+  if (ApplyRules(probe, context, true).ok()) {
+    sketches.push_back({"tile+pack", [context](Schedule& sch) { return ApplyRules(sch, context, true); }});
+  }
+  return sketches;
+}
+
+StatusOr<Schedule> SampleSketch(const SearchContext& context, const Sketch& sketch, uint64_t seed) {
+  Schedule sch(context.workload, seed);
+  TUNED_RETURN_IF_ERROR(sketch.apply(sch).WithContext("sketch " + sketch.name));
+  return sch;
+}
+
+}  // namespace tuned::search

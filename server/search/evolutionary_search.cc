@@ -1,0 +1,263 @@
+#include "server/search/evolutionary_search.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "compiler/lower/lower.h"
+#include "costmodel/features/features.h"
+#include "costmodel/model/cost_model.h"
+#include "server/search/design_space.h"
+#include "server/search/mutator.h"
+#include "tuning_db/database.h"
+#include "tuning_db/trace_hash.h"
+
+namespace tuned::search {
+namespace {
+
+struct Individual {
+  schedule::Trace trace;
+  v1::Trace proto;
+  std::string hash;
+  std::vector<float> features;
+  double score = 0;
+};
+
+double Throughput(const ir::Workload& workload, const v1::MeasureResult& result) {
+  if (result.status() != v1::MEASURE_STATUS_OK || result.median_seconds() <= 0) return 0;
+  return workload.flops() / result.median_seconds();
+}
+
+class EvolutionarySearch : public SearchStrategy {
+ public:
+  EvolutionarySearch(SearchContext context, costmodel::CostModel* model, EvolutionaryOptions options)
+      : context_(std::move(context)),
+        model_(model),
+        options_(options),
+        sketches_(GenerateSketches(context_)),
+        mutators_(DefaultCpuMutators()),
+        rng_(context_.seed) {
+    feature_options_.num_cores = context_.num_cores;
+  }
+
+  Status SeedFromDatabase() {
+    if (context_.database == nullptr) return Status::Ok();
+    db::BestRecordsQuery query;
+    query.workload_key = context_.workload->key();
+    query.target = context_.target;
+    query.limit = options_.seeds_from_measured;
+    TUNED_ASSIGN_OR_RETURN(db::BestRecords best, context_.database->GetBestRecords(query));
+    for (const v1::TuningRecord& record : best.records) {
+      StatusOr<schedule::Trace> trace = schedule::TraceFromProto(record.trace());
+      if (!trace.ok()) continue;  // written by an incompatible version: not a seed
+      measured_[db::TraceHash(record.trace())] = Throughput(*context_.workload, record.result());
+      best_.push_back({std::move(trace).value(), Throughput(*context_.workload, record.result())});
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<std::vector<Candidate>> NextBatch(int n) override {
+    std::vector<Individual> population = InitialPopulation();
+    for (int round = 0; round < options_.rounds && !population.empty(); ++round) {
+      std::vector<Individual> next = population;
+      for (const Individual& parent : population) {
+        if (auto child = Mutate(parent)) next.push_back(std::move(*child));
+      }
+      TUNED_RETURN_IF_ERROR(Score(next));
+      population = Survivors(std::move(next));
+    }
+    TUNED_RETURN_IF_ERROR(Score(population));
+    std::stable_sort(population.begin(), population.end(),
+                     [](const Individual& a, const Individual& b) { return a.score > b.score; });
+
+    std::vector<Candidate> batch;
+    int exploit = n - int(double(n) * options_.epsilon + 0.5);
+    for (Individual& ind : population) {
+      if (int(batch.size()) >= exploit) break;
+      TUNED_ASSIGN_OR_RETURN(bool fresh, IsFresh(ind.hash));
+      if (fresh) batch.push_back(Propose(std::move(ind)));
+    }
+    for (int misses = 0; int(batch.size()) < n && misses < 100 + 10 * n;) {
+      std::optional<Individual> ind = SampleFresh();
+      if (!ind) {
+        ++misses;
+        continue;
+      }
+      TUNED_ASSIGN_OR_RETURN(bool fresh, IsFresh(ind->hash));
+      if (!fresh) {
+        ++misses;
+        continue;
+      }
+      batch.push_back(Propose(std::move(*ind)));
+    }
+    return batch;
+  }
+
+  Status Update(const std::vector<MeasuredCandidate>& results) override {
+    std::vector<std::vector<float>> features;
+    std::vector<double> throughputs;
+    for (const MeasuredCandidate& m : results) {
+      std::string hash = db::TraceHash(m.trace);
+      double throughput = Throughput(*context_.workload, m.result);
+      measured_[hash] = throughput;
+      auto cached = features_.find(hash);
+      std::vector<float> f;
+      if (cached != features_.end()) {
+        f = cached->second;
+      } else if (auto ind = Evaluate(m.trace)) {
+        f = ind->features;
+      } else {
+        continue;
+      }
+      features.push_back(std::move(f));
+      throughputs.push_back(throughput);
+      if (throughput > 0) {
+        StatusOr<schedule::Trace> trace = schedule::TraceFromProto(m.trace);
+        if (trace.ok()) best_.push_back({std::move(trace).value(), throughput});
+      }
+    }
+    std::stable_sort(best_.begin(), best_.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (int(best_.size()) > options_.seeds_from_measured) best_.resize(options_.seeds_from_measured);
+    if (features.empty()) return Status::Ok();
+    std::vector<std::string> groups(features.size(), context_.workload->key());
+    return model_->Update(features, throughputs, groups);
+  }
+
+ private:
+  // Replays a trace (optionally with other decisions), lowers it and extracts its features.
+  std::optional<Individual> Evaluate(const v1::Trace& proto) {
+    StatusOr<schedule::Trace> trace = schedule::TraceFromProto(proto);
+    if (!trace.ok()) return std::nullopt;
+    return Evaluate(*trace, {});
+  }
+
+  std::optional<Individual> Evaluate(const schedule::Trace& trace, const Decisions& decisions) {
+    StatusOr<schedule::Schedule> sch = schedule::ReplayTrace(context_.workload, trace, rng_(), decisions);
+    if (!sch.ok()) return std::nullopt;
+    return FromSchedule(*sch);
+  }
+
+  std::optional<Individual> FromSchedule(const schedule::Schedule& sch) {
+    StatusOr<lower::LoweredFunc> func = lower::Lower(sch);
+    if (!func.ok()) return std::nullopt;
+    Individual ind;
+    ind.trace = sch.trace();
+    schedule::TraceToProto(ind.trace, &ind.proto);
+    ind.hash = db::TraceHash(ind.proto);
+    ind.features = costmodel::ExtractFeatures(*func, feature_options_);
+    features_[ind.hash] = ind.features;
+    return ind;
+  }
+
+  std::optional<Individual> SampleFresh() {
+    if (sketches_.empty()) return std::nullopt;
+    const Sketch& sketch = sketches_[rng_() % sketches_.size()];
+    StatusOr<schedule::Schedule> sch = SampleSketch(context_, sketch, rng_());
+    if (!sch.ok()) return std::nullopt;
+    return FromSchedule(*sch);
+  }
+
+  std::vector<Individual> InitialPopulation() {
+    std::vector<Individual> population;
+    std::set<std::string> hashes;
+    for (const auto& [trace, throughput] : best_) {
+      if (auto ind = Evaluate(trace, {}); ind && hashes.insert(ind->hash).second) {
+        population.push_back(std::move(*ind));
+      }
+    }
+    for (int misses = 0; int(population.size()) < options_.population && misses < options_.population;) {
+      auto ind = SampleFresh();
+      if (ind && hashes.insert(ind->hash).second) {
+        population.push_back(std::move(*ind));
+      } else {
+        ++misses;
+      }
+    }
+    return population;
+  }
+
+  std::optional<Individual> Mutate(const Individual& parent) {
+    std::uniform_real_distribution<double> pick(0.0, 1.0);
+    for (int attempt = 0; attempt < options_.mutation_retries; ++attempt) {
+      double r = pick(rng_);
+      const Mutator* mutator = mutators_.back().first.get();
+      for (const auto& [m, probability] : mutators_) {
+        if (r < probability) {
+          mutator = m.get();
+          break;
+        }
+        r -= probability;
+      }
+      std::optional<Decisions> decisions = mutator->Apply(parent.trace, rng_);
+      if (!decisions) continue;
+      if (auto child = Evaluate(parent.trace, *decisions)) return child;
+    }
+    return std::nullopt;
+  }
+
+  Status Score(std::vector<Individual>& individuals) {
+    std::vector<std::vector<float>> features;
+    for (const Individual& ind : individuals) features.push_back(ind.features);
+    if (features.empty()) return Status::Ok();
+    TUNED_ASSIGN_OR_RETURN(std::vector<double> scores, model_->Predict(features));
+    for (size_t i = 0; i < individuals.size(); ++i) individuals[i].score = scores[i];
+    return Status::Ok();
+  }
+
+  std::vector<Individual> Survivors(std::vector<Individual> all) {
+    std::stable_sort(all.begin(), all.end(),
+                     [](const Individual& a, const Individual& b) { return a.score > b.score; });
+    std::vector<Individual> kept;
+    std::set<std::string> hashes;
+    for (Individual& ind : all) {
+      if (int(kept.size()) >= options_.population) break;
+      if (hashes.insert(ind.hash).second) kept.push_back(std::move(ind));
+    }
+    return kept;
+  }
+
+  StatusOr<bool> IsFresh(const std::string& hash) {
+    if (proposed_.count(hash) || measured_.count(hash)) return false;
+    if (context_.database == nullptr) return true;
+    TUNED_ASSIGN_OR_RETURN(bool measured,
+                           context_.database->HasMeasured(context_.workload->key(), context_.target, hash));
+    return !measured;
+  }
+
+  Candidate Propose(Individual ind) {
+    proposed_.insert(ind.hash);
+    return Candidate{std::move(ind.proto), ind.hash, ind.score};
+  }
+
+  SearchContext context_;
+  costmodel::CostModel* model_;
+  EvolutionaryOptions options_;
+  costmodel::FeatureOptions feature_options_;
+  std::vector<Sketch> sketches_;
+  std::vector<std::pair<std::unique_ptr<Mutator>, double>> mutators_;
+  std::mt19937_64 rng_;
+  std::map<std::string, double> measured_;              // trace hash -> throughput
+  std::set<std::string> proposed_;                       // sent out, result pending or in
+  std::map<std::string, std::vector<float>> features_;  // trace hash -> features
+  std::vector<std::pair<schedule::Trace, double>> best_; // best measured, fastest first
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<SearchStrategy>> MakeEvolutionarySearch(const SearchContext& context,
+                                                                 costmodel::CostModel* model,
+                                                                 const EvolutionaryOptions& options) {
+  if (!context.workload) return InvalidArgumentError("search: no workload");
+  if (model == nullptr) return InvalidArgumentError("search: no cost model");
+  if (options.population < 1 || options.rounds < 0 || options.epsilon < 0 || options.epsilon > 1) {
+    return InvalidArgumentError("search: population must be positive, rounds non-negative and "
+                                "epsilon in [0, 1]");
+  }
+  auto search = std::make_unique<EvolutionarySearch>(context, model, options);
+  TUNED_RETURN_IF_ERROR(search->SeedFromDatabase());
+  return std::unique_ptr<SearchStrategy>(std::move(search));
+}
+
+}  // namespace tuned::search

@@ -1,0 +1,48 @@
+#ifndef TUNED_SERVER_SEARCH_MUTATOR_H_
+#define TUNED_SERVER_SEARCH_MUTATOR_H_
+
+/// \file
+/// Mutators change one decision of a trace; replaying the trace with the new decision gives a
+/// neighbouring candidate. Each mutator applies to one kind of sampling instruction:
+///
+///   mutate_tile_size        sample_perfect_tile: move a prime factor from one level to another
+///                           (the product, hence the loop extent, is kept; the innermost level
+///                           stays within its limit)
+///   mutate_unroll           sample_categorical: pick another category (auto-unroll steps)
+///   mutate_compute_location sample_compute_location: pick another location
+///
+/// A mutator returns the new decisions (instruction index → values), or nothing when the trace
+/// has no decision it can change.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/schedule/trace.h"
+
+namespace tuned::search {
+
+using Decisions = std::map<int, std::vector<int64_t>>;
+
+class Mutator {
+ public:
+  virtual ~Mutator() = default;
+  virtual std::string name() const = 0;
+  /// New decisions for `trace` (merged over its own), or nullopt if nothing applies.
+  virtual std::optional<Decisions> Apply(const schedule::Trace& trace, std::mt19937_64& rng) const = 0;
+};
+
+std::unique_ptr<Mutator> MakeMutateTileSize();
+std::unique_ptr<Mutator> MakeMutateUnroll();
+std::unique_ptr<Mutator> MakeMutateComputeLocation(int num_locations_hint = 8);
+
+/// The default CPU mutators with their probabilities (sum to 1).
+std::vector<std::pair<std::unique_ptr<Mutator>, double>> DefaultCpuMutators();
+
+}  // namespace tuned::search
+
+#endif  // TUNED_SERVER_SEARCH_MUTATOR_H_

@@ -1,0 +1,67 @@
+#ifndef TUNED_SERVER_SEARCH_SEARCH_STRATEGY_H_
+#define TUNED_SERVER_SEARCH_SEARCH_STRATEGY_H_
+
+/// \file
+/// The search's contract with the task that runs it. The task pulls batches of candidates,
+/// sends them to measurement (the dispatcher, or an embedded engine: the search does not know
+/// which) and feeds the results back:
+///
+///     task ──NextBatch(n)──▶ strategy ──▶ candidates (traces, never measured before)
+///     task ──measure──▶ workers ──▶ results ──Update──▶ strategy (trains its cost model)
+///
+/// A strategy skips traces already measured for the workload and target, both within its own
+/// run and in the database it was given, so nothing is measured twice.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/ir/workload.h"
+#include "compiler/schedule/trace.h"
+#include "tuned/v1/measure.pb.h"
+#include "tuned/v1/trace.pb.h"
+
+namespace tuned::db {
+class Database;
+}
+
+namespace tuned::search {
+
+struct Candidate {
+  v1::Trace trace;          // what to measure
+  std::string trace_hash;   // db::TraceHash(trace)
+  double predicted_score = 0;  // the model's score (higher is faster); 0 for random picks
+};
+
+struct MeasuredCandidate {
+  v1::Trace trace;
+  v1::MeasureResult result;
+};
+
+struct SearchContext {
+  std::shared_ptr<const ir::Workload> workload;
+  std::string target;            // canonical target string
+  int num_cores = 1;             // parallel loops are sized for this
+  int vector_lanes = 8;          // fp32 lanes of the target's widest vector unit
+  uint64_t seed = 0;
+  db::Database* database = nullptr;  // optional: seeds the search, filters measured traces
+};
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  /// Up to `n` candidates never measured before; fewer (possibly none) when the design space
+  /// is exhausted.
+  virtual StatusOr<std::vector<Candidate>> NextBatch(int n) = 0;
+  /// Results of measured candidates, in any order.
+  virtual Status Update(const std::vector<MeasuredCandidate>& results) = 0;
+};
+
+/// Samples the design space uniformly (the baseline the evolutionary search must beat).
+StatusOr<std::unique_ptr<SearchStrategy>> MakeRandomSearch(const SearchContext& context);
+
+}  // namespace tuned::search
+
+#endif  // TUNED_SERVER_SEARCH_SEARCH_STRATEGY_H_

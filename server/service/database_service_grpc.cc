@@ -1,0 +1,88 @@
+// DatabaseService over the tuning database: how a compiler on another machine reads the log.
+// Both calls are bounded reads (limits below), answered inline.
+
+#include "server/service/grpc_util.h"
+#include "tuned/v1/database_service.grpc.pb.h"
+#include "tuning_db/database.h"
+
+namespace tuned::server {
+namespace {
+
+constexpr uint32_t kMaxBestRecords = 1000;
+constexpr uint32_t kMaxListedRecords = 10000;
+constexpr uint32_t kDefaultListedRecords = 100;
+constexpr uint32_t kMaxListOffset = 1000000;
+
+class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
+ public:
+  DatabaseServiceImpl(db::Database& database, std::string token)
+      : database_(database), token_(std::move(token)) {}
+
+  grpc::ServerUnaryReactor* BestRecords(grpc::CallbackServerContext* context,
+                                        const v1::BestRecordsRequest* request,
+                                        v1::BestRecordsResponse* response) override {
+    return Unary(context, [&]() -> Status {
+      if (request->workload_key().empty()) {
+        return InvalidArgumentError("best records: empty workload_key");
+      }
+      if (request->target().empty()) return InvalidArgumentError("best records: empty target");
+      if (request->limit() > kMaxBestRecords) {
+        return InvalidArgumentError("best records: limit " + std::to_string(request->limit()) +
+                                    " is larger than " + std::to_string(kMaxBestRecords));
+      }
+      db::BestRecordsQuery query;
+      query.workload_key = request->workload_key();
+      query.target = request->target();
+      query.limit = request->limit() == 0 ? 1 : int(request->limit());
+      TUNED_ASSIGN_OR_RETURN(db::BestRecords best, database_.GetBestRecords(query));
+      for (v1::TuningRecord& record : best.records) *response->add_records() = std::move(record);
+      response->set_miss_reason(best.miss_reason);
+      return Status::Ok();
+    });
+  }
+
+  grpc::ServerUnaryReactor* ListRecords(grpc::CallbackServerContext* context,
+                                        const v1::ListRecordsRequest* request,
+                                        v1::ListRecordsResponse* response) override {
+    return Unary(context, [&]() -> Status {
+      if (request->limit() > kMaxListedRecords) {
+        return InvalidArgumentError("list records: limit is larger than " +
+                                    std::to_string(kMaxListedRecords));
+      }
+      if (request->offset() > kMaxListOffset) {
+        return InvalidArgumentError("list records: offset is larger than " +
+                                    std::to_string(kMaxListOffset));
+      }
+      const uint32_t limit = request->limit() == 0 ? kDefaultListedRecords : request->limit();
+      db::RecordFilter filter;
+      filter.workload_key = request->workload_key();
+      filter.task_id = request->task_id();
+      filter.limit = int(request->offset() + limit);
+      TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> records, database_.ListRecords(filter));
+      for (size_t i = request->offset(); i < records.size(); ++i) {
+        *response->add_records() = std::move(records[i]);
+      }
+      return Status::Ok();
+    });
+  }
+
+ private:
+  template <typename Body>
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Body body) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    grpc::Status status = CheckToken(context, token_);
+    reactor->Finish(status.ok() ? ToGrpcStatus(body()) : status);
+    return reactor;
+  }
+
+  db::Database& database_;
+  const std::string token_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> MakeDatabaseService(db::Database& database, std::string token) {
+  return std::make_unique<DatabaseServiceImpl>(database, std::move(token));
+}
+
+}  // namespace tuned::server

@@ -1,0 +1,92 @@
+#ifndef TUNED_SERVER_SERVICE_SERVER_H_
+#define TUNED_SERVER_SERVICE_SERVER_H_
+
+/// \file
+/// The gRPC server of `tuned serve` (and of the embedded `tuned tune`): thin callback-API
+/// adaptors that turn TuningService calls into TaskManager calls, WorkerService streams into
+/// Dispatcher sessions, and DatabaseService calls into Database reads. The adaptors own the
+/// service edge: token authentication, optional TLS, message-size limits, validation of every
+/// incoming message (INVALID_ARGUMENT with a reason), and the Status ↔ grpc::Status mapping.
+/// gRPC health checking and server reflection are enabled and need no token.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace grpc {
+class Channel;
+class Server;
+class Service;
+}  // namespace grpc
+
+namespace tuned::db {
+class Database;
+}
+namespace tuned::dispatch {
+class Dispatcher;
+}
+namespace tuned::tasks {
+class TaskManager;
+}
+
+namespace tuned::server {
+
+/// Metadata key clients put their token under, as "Bearer <token>".
+inline constexpr char kAuthMetadataKey[] = "authorization";
+/// Default limit on one message in either direction, bytes.
+inline constexpr int kDefaultMaxMessageBytes = 16 << 20;
+
+struct ServerOptions {
+  /// "host:port" to listen on (port 0 picks a free one); empty: no listening port, only
+  /// InProcessChannel (the embedded `tuned tune`).
+  std::string listen;
+  /// Shared secret every client and worker must present; empty disables authentication.
+  std::string token;
+  /// PEM certificate chain and private key; both empty: plaintext.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+  /// Largest message accepted or sent, bytes.
+  int max_message_bytes = kDefaultMaxMessageBytes;
+};
+
+/// The services to expose; each is registered only when present. They must outlive the server.
+struct ServerComponents {
+  tasks::TaskManager* tasks = nullptr;         // TuningService
+  dispatch::Dispatcher* dispatcher = nullptr;  // WorkerService
+  db::Database* database = nullptr;            // DatabaseService
+};
+
+class TunedServer {
+ public:
+  /// Builds and starts the server. Unavailable when the address cannot be bound,
+  /// InvalidArgument for a bad option (half of a TLS pair, a non-positive size limit).
+  static StatusOr<std::unique_ptr<TunedServer>> Start(const ServerOptions& options,
+                                                      const ServerComponents& components);
+  /// Shuts down (see Shutdown).
+  ~TunedServer();
+
+  /// The bound port (0 without a listening address).
+  int port() const { return port_; }
+  /// A channel into this server without a socket (for the embedded mode).
+  std::shared_ptr<grpc::Channel> InProcessChannel();
+  /// Stops accepting calls, cancels open streams after `grace_ms`, waits for every call to end.
+  /// Idempotent.
+  void Shutdown(int grace_ms = 1000);
+
+ private:
+  TunedServer();
+
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::Service> tuning_;
+  std::unique_ptr<grpc::Service> worker_;
+  std::unique_ptr<grpc::Service> database_;
+  int port_ = 0;
+  int max_message_bytes_ = kDefaultMaxMessageBytes;
+  bool shut_down_ = false;
+};
+
+}  // namespace tuned::server
+
+#endif  // TUNED_SERVER_SERVICE_SERVER_H_

@@ -1,0 +1,234 @@
+#include "server/tasks/task_manager.h"
+
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+#include "common/logging.h"
+#include "compiler/ir/op_library.h"
+#include "server/tasks/task_runner.h"
+
+namespace tuned::tasks {
+namespace {
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool IsFinal(v1::TaskState state) {
+  return state == v1::TASK_STATE_SUCCEEDED || state == v1::TASK_STATE_FAILED ||
+         state == v1::TASK_STATE_CANCELLED;
+}
+
+constexpr size_t kMaxSpecChars = 4096;
+constexpr uint32_t kMaxBatchSize = 4096;
+constexpr uint32_t kMaxPopulation = 1000000;
+constexpr uint32_t kMaxRepeat = 10000;
+constexpr uint32_t kMaxTimeoutMs = 3600 * 1000;
+constexpr double kMaxMinRepeatMs = 60000;
+
+Status ValidateMeasure(const v1::MeasureConfig& m) {
+  if (m.repeat() == 0 || m.repeat() > kMaxRepeat) {
+    return InvalidArgumentError("measure.repeat " + std::to_string(m.repeat()) +
+                                " is outside [1, " + std::to_string(kMaxRepeat) + "]");
+  }
+  if (m.warmup() > kMaxRepeat || m.number() > 1000000) {
+    return InvalidArgumentError("measure.warmup or measure.number is too large");
+  }
+  if (!std::isfinite(m.min_repeat_ms()) || m.min_repeat_ms() < 0 ||
+      m.min_repeat_ms() > kMaxMinRepeatMs) {
+    return InvalidArgumentError("measure.min_repeat_ms must be within [0, 60000]");
+  }
+  if (m.build_timeout_ms() == 0 || m.run_timeout_ms() == 0 ||
+      m.build_timeout_ms() > kMaxTimeoutMs || m.run_timeout_ms() > kMaxTimeoutMs) {
+    return InvalidArgumentError(
+        "measure.build_timeout_ms and measure.run_timeout_ms must be within [1, 3600000]");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+TaskManager::TaskManager(db::Database& database, dispatch::Dispatcher& dispatcher,
+                         TaskManagerOptions options)
+    : database_(database), dispatcher_(dispatcher), options_(std::move(options)) {}
+
+TaskManager::~TaskManager() { Stop(); }
+
+StatusOr<v1::TaskSpec> TaskManager::NormalizeSpec(v1::TaskSpec spec) const {
+  const std::string& text = spec.workload_spec();
+  if (text.empty()) return InvalidArgumentError("task spec: empty workload_spec");
+  if (text.size() > kMaxSpecChars) {
+    return InvalidArgumentError("task spec: workload_spec is longer than " +
+                                std::to_string(kMaxSpecChars) + " characters");
+  }
+  auto workload = ir::ParseWorkloadSpec(text);
+  if (!workload.ok()) {
+    return InvalidArgumentError(workload.status().message());  // It names the spec.
+  }
+  if (spec.trial_budget() == 0 || spec.trial_budget() > options_.max_trial_budget) {
+    return InvalidArgumentError("task spec: trial_budget " + std::to_string(spec.trial_budget()) +
+                                " is outside [1, " + std::to_string(options_.max_trial_budget) +
+                                "]");
+  }
+
+  std::string target = spec.target().target();
+  if (target.empty()) {
+    std::vector<std::string> connected = dispatcher_.ConnectedTargets();
+    target = connected.size() == 1 ? connected.front() : options_.default_target;
+    if (target.empty()) {
+      return InvalidArgumentError("task spec: no target given and the server has no default");
+    }
+  }
+  if (target.size() > kMaxSpecChars) return InvalidArgumentError("task spec: target too long");
+  if (options_.canonicalize_target) {
+    auto canonical = options_.canonicalize_target(target);
+    if (!canonical.ok()) return InvalidArgumentError(canonical.status().message());
+    target = *canonical;
+  }
+  spec.mutable_target()->set_target(target);
+  if (target.starts_with("llvm")) spec.mutable_target()->set_kind(v1::TARGET_KIND_LLVM_CPU);
+  if (target.starts_with("cuda")) spec.mutable_target()->set_kind(v1::TARGET_KIND_CUDA);
+
+  v1::SearchOptions* search = spec.mutable_search();
+  if (search->batch_size() == 0) search->set_batch_size(options_.default_batch_size);
+  if (search->batch_size() > kMaxBatchSize) {
+    return InvalidArgumentError("search.batch_size " + std::to_string(search->batch_size()) +
+                                " is larger than " + std::to_string(kMaxBatchSize));
+  }
+  if (search->population() > kMaxPopulation) {
+    return InvalidArgumentError("search.population is larger than " +
+                                std::to_string(kMaxPopulation));
+  }
+  if (!std::isfinite(search->epsilon()) || search->epsilon() < 0 || search->epsilon() > 1) {
+    return InvalidArgumentError("search.epsilon must be within [0, 1]");
+  }
+  if (spec.measure().ByteSizeLong() == 0) {
+    *spec.mutable_measure() = options_.default_measure;
+  } else if (spec.measure().protocol_version() == 0) {
+    spec.mutable_measure()->set_protocol_version(options_.default_measure.protocol_version());
+  }
+  TUNED_RETURN_IF_ERROR(ValidateMeasure(spec.measure()));
+  return spec;
+}
+
+StatusOr<int> TaskManager::ResumeUnfinished() {
+  int resumed = 0;
+  for (v1::TaskState state : {v1::TASK_STATE_PENDING, v1::TASK_STATE_RUNNING}) {
+    TUNED_ASSIGN_OR_RETURN(std::vector<v1::TaskStatus> tasks, database_.ListTasks(state));
+    for (const v1::TaskStatus& status : tasks) {
+      Logger("tasks")->info("task resumed task={} trials={}/{}", status.task_id(),
+                            status.trials_done(), status.spec().trial_budget());
+      StartRunner(status);
+      ++resumed;
+    }
+  }
+  return resumed;
+}
+
+StatusOr<v1::TaskStatus> TaskManager::Submit(v1::TaskSpec spec) {
+  TUNED_ASSIGN_OR_RETURN(v1::TaskSpec normalized, NormalizeSpec(std::move(spec)));
+  v1::TaskStatus status;
+  status.set_task_id(RandomHexId(16));
+  *status.mutable_spec() = std::move(normalized);
+  status.set_state(v1::TASK_STATE_PENDING);
+  status.set_updated_unix_ms(UnixMs());
+  TUNED_RETURN_IF_ERROR(database_.SaveTask(status));
+  Logger("tasks")->info("task submitted task={} workload='{}' target='{}' budget={}",
+                        status.task_id(), status.spec().workload_spec(),
+                        status.spec().target().target(), status.spec().trial_budget());
+  StartRunner(status);
+  return status;
+}
+
+void TaskManager::StartRunner(const v1::TaskStatus& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return;
+  auto runner = std::make_shared<Runner>(*this, status);
+  runners_[status.task_id()] = runner;
+  runner->Start();
+}
+
+StatusOr<v1::TaskStatus> TaskManager::Get(const std::string& task_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = runners_.find(task_id); it != runners_.end()) return it->second->Snapshot();
+  }
+  auto loaded = database_.LoadTask(task_id);
+  if (!loaded.ok() && loaded.status().code() == StatusCode::kNotFound) {
+    return NotFoundError("no task '" + task_id + "'");
+  }
+  return loaded;
+}
+
+StatusOr<std::vector<v1::TaskStatus>> TaskManager::List(std::optional<v1::TaskState> state) {
+  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TaskStatus> tasks, database_.ListTasks(state));
+  // Running tasks: the in-memory status is the newest.
+  std::lock_guard<std::mutex> lock(mu_);
+  for (v1::TaskStatus& task : tasks) {
+    if (auto it = runners_.find(task.task_id()); it != runners_.end()) {
+      task = it->second->Snapshot();
+    }
+  }
+  return tasks;
+}
+
+StatusOr<v1::TaskStatus> TaskManager::Cancel(const std::string& task_id) {
+  std::shared_ptr<Runner> runner;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = runners_.find(task_id); it != runners_.end()) runner = it->second;
+  }
+  // Outside mu_: cancelling publishes to watchers, and AddWatcher locks watchers_mu_ then mu_.
+  if (runner) return runner->Cancel();
+  TUNED_ASSIGN_OR_RETURN(v1::TaskStatus status, Get(task_id));
+  if (IsFinal(status.state())) {
+    return FailedPreconditionError("task '" + task_id + "' has already finished (" +
+                                   v1::TaskState_Name(status.state()) + ")");
+  }
+  status.set_state(v1::TASK_STATE_CANCELLED);
+  status.set_updated_unix_ms(UnixMs());
+  TUNED_RETURN_IF_ERROR(database_.SaveTask(status));
+  Publish(status);
+  return status;
+}
+
+StatusOr<uint64_t> TaskManager::AddWatcher(const std::string& task_id, TaskWatcher watcher) {
+  std::lock_guard<std::mutex> lock(watchers_mu_);
+  TUNED_ASSIGN_OR_RETURN(v1::TaskStatus status, Get(task_id));
+  watcher(status);
+  uint64_t id = next_watcher_id_++;
+  watchers_.emplace(task_id, std::make_pair(id, std::move(watcher)));
+  return id;
+}
+
+void TaskManager::RemoveWatcher(uint64_t watcher_id) {
+  std::lock_guard<std::mutex> lock(watchers_mu_);
+  for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
+    if (it->second.first == watcher_id) {
+      watchers_.erase(it);
+      return;
+    }
+  }
+}
+
+void TaskManager::Publish(const v1::TaskStatus& status) {
+  std::lock_guard<std::mutex> lock(watchers_mu_);
+  auto [begin, end] = watchers_.equal_range(status.task_id());
+  for (auto it = begin; it != end; ++it) it->second.second(status);
+}
+
+void TaskManager::Stop() {
+  std::map<std::string, std::shared_ptr<Runner>> runners;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+    runners.swap(runners_);
+  }
+  for (auto& [id, runner] : runners) runner->RequestStop();
+  runners.clear();  // Joins the threads.
+}
+
+}  // namespace tuned::tasks

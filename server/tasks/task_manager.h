@@ -1,0 +1,123 @@
+#ifndef TUNED_SERVER_TASKS_TASK_MANAGER_H_
+#define TUNED_SERVER_TASKS_TASK_MANAGER_H_
+
+/// \file
+/// The task manager: owns tuning tasks. A task is (workload spec, target, trial budget, search
+/// options, measurement protocol). Each running task has one thread that runs a SearchStrategy
+/// and measures its candidates through the dispatcher:
+///
+///     NextBatch(n) ──▶ skip traces already measured (db HasMeasured) ──▶ Dispatcher::Submit
+///        ▲                                                                     │ results
+///        └──── Update(batch) ◀── InsertRecord + SaveTask (each result, as it arrives) ◀┘
+///
+/// The database is the single source of truth: every result is inserted before the task's
+/// progress is saved or reported, task state (PENDING, RUNNING, final states) is saved on every
+/// change, and `ResumeUnfinished` restarts every PENDING or RUNNING task of a database after a
+/// server restart, counting its stored records against the budget and feeding them to the new
+/// strategy, so nothing acknowledged is lost and nothing is measured twice.
+///
+/// The strategy comes from a factory (the random search now, the evolutionary search later), so
+/// a new search plugs in at the composition root without touching tasks or the dispatcher.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "server/dispatch/dispatcher.h"
+#include "server/search/search_strategy.h"
+#include "tuned/v1/task.pb.h"
+#include "tuning_db/database.h"
+
+namespace tuned::tasks {
+
+/// Creates the search of one task.
+using StrategyFactory = std::function<StatusOr<std::unique_ptr<search::SearchStrategy>>(
+    const search::SearchContext& context, const v1::SearchOptions& options)>;
+
+struct TaskManagerOptions {
+  /// Required: builds each task's search.
+  StrategyFactory strategy_factory;
+  /// Protocol used when a spec leaves `measure` unset.
+  v1::MeasureConfig default_measure;
+  /// Validates a target string and returns its canonical form (InvalidArgument otherwise).
+  /// When empty, any non-empty target string is accepted as written.
+  std::function<StatusOr<std::string>(const std::string&)> canonicalize_target;
+  /// Target for a spec without one when the connected workers do not share a single target.
+  std::string default_target;
+  /// Batch size when a spec leaves it 0.
+  uint32_t default_batch_size = 16;
+  /// Largest trial budget a spec may ask for.
+  uint32_t max_trial_budget = 100000;
+  /// Rounds in a row in which the search offers only already-measured candidates before a task
+  /// ends early (its design space is exhausted).
+  int max_stale_rounds = 8;
+};
+
+/// Called with a task's status after every change (from the thread making the change); it must
+/// not block and must not call back into the task manager.
+using TaskWatcher = std::function<void(const v1::TaskStatus&)>;
+
+class TaskManager {
+ public:
+  /// `database` and `dispatcher` must outlive this object.
+  TaskManager(db::Database& database, dispatch::Dispatcher& dispatcher, TaskManagerOptions options);
+  /// Stops every task thread (see Stop).
+  ~TaskManager();
+  TaskManager(const TaskManager&) = delete;
+  TaskManager& operator=(const TaskManager&) = delete;
+
+  /// Restarts every PENDING or RUNNING task stored in the database; returns how many.
+  StatusOr<int> ResumeUnfinished();
+
+  /// Validates `spec` (InvalidArgument with the reason: bad workload spec, target, budget,
+  /// search or measurement options), fills in defaults, stores the task and starts it.
+  StatusOr<v1::TaskStatus> Submit(v1::TaskSpec spec);
+  /// NotFound for an unknown id.
+  StatusOr<v1::TaskStatus> Get(const std::string& task_id);
+  StatusOr<std::vector<v1::TaskStatus>> List(std::optional<v1::TaskState> state);
+  /// Cancels a running task (its queued jobs are dropped). FailedPrecondition when the task has
+  /// already finished; NotFound for an unknown id.
+  StatusOr<v1::TaskStatus> Cancel(const std::string& task_id);
+
+  /// Registers a watcher of `task_id`, calls it once with the current status, and returns its
+  /// id. NotFound for an unknown task.
+  StatusOr<uint64_t> AddWatcher(const std::string& task_id, TaskWatcher watcher);
+  void RemoveWatcher(uint64_t watcher_id);
+
+  /// Stops every task thread without changing the tasks' stored state, so a restarted server
+  /// resumes them. Idempotent.
+  void Stop();
+
+  /// Validates and fills in defaults; exposed for the service's error tests.
+  StatusOr<v1::TaskSpec> NormalizeSpec(v1::TaskSpec spec) const;
+
+ private:
+  class Runner;
+
+  void StartRunner(const v1::TaskStatus& status);
+  void Publish(const v1::TaskStatus& status);
+
+  db::Database& database_;
+  dispatch::Dispatcher& dispatcher_;
+  const TaskManagerOptions options_;
+
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Runner>> runners_;
+  bool stopped_ = false;
+
+  std::mutex watchers_mu_;
+  std::multimap<std::string, std::pair<uint64_t, TaskWatcher>> watchers_;
+  uint64_t next_watcher_id_ = 1;
+};
+
+}  // namespace tuned::tasks
+
+#endif  // TUNED_SERVER_TASKS_TASK_MANAGER_H_

@@ -1,0 +1,318 @@
+#include "server/tasks/task_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+#include <utility>
+
+#include "common/logging.h"
+#include "common/version.h"
+#include "compiler/ir/op_library.h"
+#include "tuning_db/trace_hash.h"
+
+namespace tuned::tasks {
+namespace {
+
+std::shared_ptr<spdlog::logger> Log() { return Logger("tasks"); }
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+v1::Workload WorkloadToProto(const ir::Workload& workload) {
+  v1::Workload proto;
+  proto.set_key(workload.key());
+  proto.set_key_sha256(workload.key_sha256());
+  proto.set_op(workload.op());
+  for (const auto& [name, value] : workload.params()) {
+    v1::WorkloadParam* param = proto.add_params();
+    param->set_name(name);
+    param->set_value(value);
+  }
+  proto.set_definition(workload.Definition());
+  proto.set_flops(workload.flops());
+  return proto;
+}
+
+bool IsBetter(const v1::TuningRecord& candidate, const v1::TaskStatus& status) {
+  if (candidate.result().status() != v1::MEASURE_STATUS_OK) return false;
+  return status.best().record_id() == 0 ||
+         candidate.result().median_seconds() < status.best().result().median_seconds();
+}
+
+}  // namespace
+
+std::string RandomHexId(int digits) {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}() ^
+                             uint64_t(std::chrono::steady_clock::now().time_since_epoch().count())};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::lock_guard<std::mutex> lock(mu);
+  std::string out;
+  while (int(out.size()) < digits) {
+    uint64_t bits = rng();
+    for (int i = 0; i < 16 && int(out.size()) < digits; ++i, bits >>= 4) out += kHex[bits & 15];
+  }
+  return out;
+}
+
+int TargetNumCores(const std::string& target) {
+  const std::string flag = "-num-cores=";
+  size_t pos = target.find(flag);
+  if (pos == std::string::npos) return 1;
+  int cores = std::atoi(target.c_str() + pos + flag.size());
+  return std::clamp(cores, 1, 4096);
+}
+
+int TargetVectorLanes(const std::string& target) {
+  if (target.find("-avx512f") != std::string::npos) return 8;
+  if (target.find("+avx512f") != std::string::npos) return 16;
+  static const char* const kAvx512Cpus[] = {"skylake-avx512", "cascadelake",    "cooperlake",
+                                            "icelake-server", "icelake-client", "tigerlake",
+                                            "sapphirerapids", "znver4"};
+  for (const char* cpu : kAvx512Cpus) {
+    if (target.find(std::string("-mcpu=") + cpu) != std::string::npos) return 16;
+  }
+  return 8;
+}
+
+TaskManager::Runner::Runner(TaskManager& manager, v1::TaskStatus status)
+    : manager_(manager), status_(std::move(status)) {}
+
+TaskManager::Runner::~Runner() {
+  RequestStop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TaskManager::Runner::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void TaskManager::Runner::RequestStop() {
+  std::lock_guard<std::mutex> lock(inbox_->mu);
+  inbox_->stop = true;
+  inbox_->cv.notify_all();
+}
+
+bool TaskManager::Runner::Stopping() {
+  std::lock_guard<std::mutex> lock(inbox_->mu);
+  return inbox_->stop;
+}
+
+StatusOr<v1::TaskStatus> TaskManager::Runner::Cancel() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (finished_ || cancelled_) {
+    return FailedPreconditionError("task '" + status_.task_id() + "' has already finished (" +
+                                   v1::TaskState_Name(status_.state()) + ")");
+  }
+  cancelled_ = true;
+  status_.set_state(v1::TASK_STATE_CANCELLED);
+  status_.set_updated_unix_ms(UnixMs());
+  Status saved = SaveAndPublish(lock);
+  v1::TaskStatus snapshot = status_;
+  lock.unlock();
+  RequestStop();
+  manager_.dispatcher_.CancelTask(snapshot.task_id());
+  Log()->info("task cancelled task={} trials={}", snapshot.task_id(), snapshot.trials_done());
+  if (!saved.ok()) return saved;
+  return snapshot;
+}
+
+v1::TaskStatus TaskManager::Runner::Snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+Status TaskManager::Runner::SaveAndPublish(std::unique_lock<std::mutex>& lock) {
+  Status saved = manager_.database_.SaveTask(status_);
+  v1::TaskStatus copy = status_;
+  lock.unlock();
+  manager_.Publish(copy);
+  lock.lock();
+  return saved;
+}
+
+void TaskManager::Runner::Run() {
+  const std::string task_id = Snapshot().task_id();
+  Status result = RunSearch();
+  // Whatever ends the loop, none of this task's jobs may call back into it any more.
+  manager_.dispatcher_.CancelTask(task_id);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (cancelled_) {
+    finished_ = true;
+    return;
+  }
+  if (Stopping() && result.ok() && status_.trials_done() < status_.spec().trial_budget()) {
+    // Server shutdown: the stored state stays RUNNING, so a restart resumes the task.
+    Log()->info("task paused task={} trials={}/{}", task_id, status_.trials_done(),
+                status_.spec().trial_budget());
+    return;
+  }
+  finished_ = true;
+  status_.set_updated_unix_ms(UnixMs());
+  if (result.ok()) {
+    status_.set_state(v1::TASK_STATE_SUCCEEDED);
+    Log()->info("task finished task={} state=SUCCEEDED trials={} best_median_s={}", task_id,
+                status_.trials_done(), status_.best().result().median_seconds());
+  } else {
+    status_.set_state(v1::TASK_STATE_FAILED);
+    status_.set_error(result.message());
+    Log()->error("task finished task={} state=FAILED error='{}'", task_id, result.message());
+  }
+  Status saved = SaveAndPublish(lock);
+  if (!saved.ok()) {
+    Log()->error("task {}: saving the final state failed: {}", task_id, saved.message());
+  }
+}
+
+Status TaskManager::Runner::RunSearch() {
+  const v1::TaskSpec spec = Snapshot().spec();
+  const std::string task_id = Snapshot().task_id();
+  db::Database& database = manager_.database_;
+
+  TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(spec.workload_spec()));
+  auto workload = std::make_shared<const ir::Workload>(std::move(parsed));
+  workload_proto_ = WorkloadToProto(*workload);
+  TUNED_RETURN_IF_ERROR(database.PutWorkload(workload_proto_));
+
+  search::SearchContext context;
+  context.workload = workload;
+  context.target = spec.target().target();
+  context.num_cores = TargetNumCores(context.target);
+  context.vector_lanes = TargetVectorLanes(context.target);
+  context.seed = spec.search().seed();
+  context.database = &database;
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<search::SearchStrategy> strategy,
+                         manager_.options_.strategy_factory(context, spec.search()));
+
+  // Resume: what this task already stored counts against its budget and teaches the strategy.
+  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> previous, database.TaskRecords(task_id));
+  std::vector<search::MeasuredCandidate> replay;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cancelled_) return Status::Ok();
+    status_.set_trials_done(uint32_t(previous.size()));
+    status_.clear_best();
+    for (const v1::TuningRecord& record : previous) {
+      measured_.insert(record.trace_hash());
+      replay.push_back({record.trace(), record.result()});
+      if (IsBetter(record, status_)) *status_.mutable_best() = record;
+    }
+    status_.set_state(v1::TASK_STATE_RUNNING);
+    status_.set_updated_unix_ms(UnixMs());
+    TUNED_RETURN_IF_ERROR(SaveAndPublish(lock));
+  }
+  Log()->info("task started task={} workload='{}' target='{}' budget={} resumed_trials={}", task_id,
+              workload_proto_.key(), context.target, spec.trial_budget(), previous.size());
+  if (!replay.empty()) TUNED_RETURN_IF_ERROR(strategy->Update(replay));
+
+  const int batch_size = int(spec.search().batch_size());
+  int stale_rounds = 0;
+  while (!Stopping()) {
+    const int remaining = int(spec.trial_budget()) - int(Snapshot().trials_done());
+    if (remaining <= 0) break;
+    TUNED_ASSIGN_OR_RETURN(std::vector<search::Candidate> candidates,
+                           strategy->NextBatch(std::min(batch_size, remaining)));
+    if (candidates.empty()) {
+      Log()->info("task {}: design space exhausted after {} trials", task_id,
+                  Snapshot().trials_done());
+      break;
+    }
+    std::vector<search::Candidate> fresh;
+    for (search::Candidate& candidate : candidates) {
+      if (candidate.trace_hash.empty()) candidate.trace_hash = db::TraceHash(candidate.trace);
+      if (measured_.contains(candidate.trace_hash)) continue;
+      TUNED_ASSIGN_OR_RETURN(bool seen, database.HasMeasured(workload_proto_.key(), context.target,
+                                                             candidate.trace_hash));
+      measured_.insert(candidate.trace_hash);
+      if (seen) continue;
+      fresh.push_back(std::move(candidate));
+      if (int(fresh.size()) == remaining) break;
+    }
+    if (fresh.empty()) {
+      if (++stale_rounds >= manager_.options_.max_stale_rounds) {
+        Log()->info("task {}: search offers only measured candidates; ending after {} trials",
+                    task_id, Snapshot().trials_done());
+        break;
+      }
+      continue;
+    }
+    stale_rounds = 0;
+    TUNED_RETURN_IF_ERROR(MeasureBatch(fresh, *strategy));
+  }
+  return Status::Ok();
+}
+
+Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& candidates,
+                                         search::SearchStrategy& strategy) {
+  const v1::TaskSpec spec = Snapshot().spec();
+  const std::string task_id = Snapshot().task_id();
+  std::map<std::string, const search::Candidate*> pending;
+  for (const search::Candidate& candidate : candidates) {
+    v1::MeasureJob job;
+    job.set_job_id(RandomHexId(32));
+    job.set_task_id(task_id);
+    *job.mutable_workload() = workload_proto_;
+    *job.mutable_target() = spec.target();
+    *job.mutable_trace() = candidate.trace;
+    *job.mutable_config() = spec.measure();
+    pending[job.job_id()] = &candidate;
+    std::shared_ptr<Inbox> inbox = inbox_;
+    Status submitted =
+        manager_.dispatcher_.Submit(std::move(job), [inbox](const v1::MeasureResult& r) {
+          std::lock_guard<std::mutex> lock(inbox->mu);
+          inbox->results.push_back(r);
+          inbox->cv.notify_all();
+        });
+    TUNED_RETURN_IF_ERROR(submitted);
+  }
+
+  std::vector<search::MeasuredCandidate> measured;
+  while (!pending.empty()) {
+    std::vector<v1::MeasureResult> arrived;
+    {
+      std::unique_lock<std::mutex> lock(inbox_->mu);
+      inbox_->cv.wait(lock, [&] { return inbox_->stop || !inbox_->results.empty(); });
+      if (inbox_->stop) return Status::Ok();
+      arrived.swap(inbox_->results);
+    }
+    for (const v1::MeasureResult& result : arrived) {
+      auto it = pending.find(result.job_id());
+      if (it == pending.end()) continue;  // A job of an earlier, abandoned batch.
+      TUNED_RETURN_IF_ERROR(RecordResult(*it->second, result));
+      measured.push_back({it->second->trace, result});
+      pending.erase(it);
+    }
+  }
+  return strategy.Update(measured);
+}
+
+Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
+                                         const v1::MeasureResult& result) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (cancelled_) return Status::Ok();
+  v1::TuningRecord record;
+  *record.mutable_workload() = workload_proto_;
+  *record.mutable_target() = status_.spec().target();
+  *record.mutable_trace() = candidate.trace;
+  record.set_trace_hash(candidate.trace_hash);
+  *record.mutable_result() = result;
+  *record.mutable_config() = status_.spec().measure();
+  record.set_tuner_version(kTunedVersion);
+  record.set_task_id(status_.task_id());
+  auto id = manager_.database_.InsertRecord(record);
+  if (!id.ok()) return id.status().WithContext("storing the result of job " + result.job_id());
+  record.set_record_id(*id);
+  status_.set_trials_done(status_.trials_done() + 1);
+  if (IsBetter(record, status_)) *status_.mutable_best() = record;
+  status_.set_updated_unix_ms(UnixMs());
+  Log()->debug("result stored task={} job={} worker={} status={} median_s={} record={}",
+               status_.task_id(), result.job_id(), result.worker_id(),
+               v1::MeasureStatus_Name(result.status()), result.median_seconds(), *id);
+  return SaveAndPublish(lock);
+}
+
+}  // namespace tuned::tasks

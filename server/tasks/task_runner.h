@@ -1,0 +1,76 @@
+#ifndef TUNED_SERVER_TASKS_TASK_RUNNER_H_
+#define TUNED_SERVER_TASKS_TASK_RUNNER_H_
+
+/// \file
+/// Private to server/tasks: the thread that runs one task's search (see task_manager.h for the
+/// loop). Not part of the module's public headers.
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/tasks/task_manager.h"
+
+namespace tuned::tasks {
+
+/// Hex digits from a process-wide random generator (ids of tasks and jobs).
+std::string RandomHexId(int digits);
+
+/// Threads of the parallel loops and fp32 vector lanes a target string implies, for the
+/// search's context (`-num-cores=N`, AVX-512 in -mcpu/-mattr; defaults 1 and 8).
+int TargetNumCores(const std::string& target);
+int TargetVectorLanes(const std::string& target);
+
+class TaskManager::Runner {
+ public:
+  Runner(TaskManager& manager, v1::TaskStatus status);
+  /// Stops and joins the thread (see RequestStop).
+  ~Runner();
+
+  void Start();
+  /// Server shutdown: the thread stops at its next wait without touching the stored state.
+  void RequestStop();
+  /// User cancel: saves CANCELLED and stops. FailedPrecondition when already finished.
+  StatusOr<v1::TaskStatus> Cancel();
+  v1::TaskStatus Snapshot();
+
+ private:
+  /// Results delivered by the dispatcher's callbacks; shared with them so a late callback never
+  /// touches a destroyed runner.
+  struct Inbox {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<v1::MeasureResult> results;
+    bool stop = false;
+  };
+
+  void Run();
+  Status RunSearch();
+  Status MeasureBatch(const std::vector<search::Candidate>& candidates,
+                      search::SearchStrategy& strategy);
+  /// Stores one result as a record and saves the task's progress; the record is on disk before
+  /// the new progress is visible to anyone.
+  Status RecordResult(const search::Candidate& candidate, const v1::MeasureResult& result);
+  /// Saves `status_` (under mu_) and publishes a copy to the watchers.
+  Status SaveAndPublish(std::unique_lock<std::mutex>& lock);
+  bool Stopping();
+
+  TaskManager& manager_;
+  const std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
+  v1::Workload workload_proto_;
+  std::set<std::string> measured_;
+
+  std::mutex mu_;  // Guards status_ and the flags below.
+  v1::TaskStatus status_;
+  bool cancelled_ = false;
+  bool finished_ = false;
+  std::thread thread_;
+};
+
+}  // namespace tuned::tasks
+
+#endif  // TUNED_SERVER_TASKS_TASK_RUNNER_H_

@@ -1,0 +1,406 @@
+// Real `tuned serve` and `tuned-worker` processes on loopback: a task completes with every
+// trial recorded once, also when a worker or the server is killed with SIGKILL in the middle;
+// wrong tokens, workers of other targets and malformed messages are refused.
+
+#include "tests/integration/cluster.h"
+
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "tuning_db/database.h"
+
+namespace tuned::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+constexpr auto kTaskTimeout = std::chrono::seconds(120);
+
+// Opens the cluster's database in this process (WAL: readers never block the server).
+std::unique_ptr<db::Database> OpenDb(const Cluster& cluster) {
+  db::OpenOptions options;
+  options.create_if_missing = false;
+  auto database = db::OpenSqliteDatabase(cluster.db_path(), options);
+  EXPECT_TRUE(database.ok()) << database.status().ToString();
+  return database.ok() ? std::move(*database) : nullptr;
+}
+
+// Every record of the task, checked to be one per trial: distinct traces and distinct jobs.
+std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,
+                                                  const std::string& task_id, size_t trials) {
+  auto database = OpenDb(cluster);
+  if (!database) return {};
+  auto records = database->TaskRecords(task_id);
+  EXPECT_TRUE(records.ok()) << records.status().ToString();
+  if (!records.ok()) return {};
+  EXPECT_EQ(records->size(), trials);
+  std::set<std::string> traces;
+  std::set<std::string> jobs;
+  for (const v1::TuningRecord& record : *records) {
+    traces.insert(record.trace_hash());
+    jobs.insert(record.result().job_id());
+  }
+  EXPECT_EQ(traces.size(), records->size()) << "a trace was recorded twice";
+  EXPECT_EQ(jobs.size(), records->size()) << "a job was recorded twice";
+  return *records;
+}
+
+std::string SubmitTask(Cluster& cluster, const v1::TaskSpec& spec) {
+  auto stub = cluster.Tuning();
+  auto context = cluster.Context();
+  v1::SubmitTaskRequest request;
+  *request.mutable_spec() = spec;
+  v1::SubmitTaskResponse response;
+  grpc::Status status = stub->SubmitTask(context.get(), request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response.status().task_id();
+}
+
+// TLS end to end: a server with a self-signed certificate for 127.0.0.1, a worker and a client
+// that check it; a plaintext client cannot talk to it.
+TEST(ClusterTlsTest, WorkerAndClientTalkToServerOverTls) {
+  Cluster cluster;
+  const std::string cert = cluster.dir() + "/cert.pem";
+  const std::string key = cluster.dir() + "/key.pem";
+  const std::string command =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+      " -addext subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " 2>/dev/null";
+  if (std::system(command.c_str()) != 0) GTEST_SKIP() << "openssl cannot make a certificate here";
+  cluster.set_server_args({"--tls-cert", cert, "--tls-key", key});
+  std::string error;
+  ASSERT_TRUE(cluster.StartServer(&error)) << error;
+  cluster.StartWorker("tls-worker", {"--tls-ca", cert});
+
+  std::string out;
+  ASSERT_EQ(
+      cluster.RunTuned({"tune", "--server", cluster.address(), "--token-file", cluster.token_file(),
+                        "--tls-ca", cert, "--workload", "matmul(M=32,N=32,K=32)", "--trials", "4",
+                        "--repeat", "1", "--min-repeat-ms", "0", "--json"},
+                       &out),
+      0)
+      << out << cluster.server().Log();
+  EXPECT_THAT(out, HasSubstr("\"trials_done\": 4"));
+  ASSERT_EQ(cluster.RunTuned({"workers", "--server", cluster.address(), "--token-file",
+                              cluster.token_file(), "--tls-ca", cert},
+                             &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("tls-worker"));
+
+  // Plaintext against the TLS port fails.
+  auto stub = cluster.Tuning();
+  auto context = cluster.Context();
+  context->set_deadline(std::chrono::system_clock::now() + 2s);
+  v1::ListTasksResponse tasks;
+  EXPECT_FALSE(stub->ListTasks(context.get(), v1::ListTasksRequest(), &tasks).ok());
+}
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(cluster_.StartServer(&error)) << error;
+  }
+
+  std::string Logs() { return "server log:\n" + cluster_.server().Log(); }
+
+  Cluster cluster_;
+};
+
+TEST_F(ClusterTest, TaskOf64TrialsRecordsEveryTrialOnce) {
+  cluster_.StartWorker("w1");
+  cluster_.StartWorker("w2");
+  ASSERT_TRUE(cluster_.WaitWorkers(2, 60s)) << Logs();
+
+  std::string out;
+  int code = cluster_.RunTuned(
+      {"tune", "--server", cluster_.address(), "--token-file", cluster_.token_file(), "--workload",
+       "matmul(M=32,N=32,K=32)", "--trials", "64", "--repeat", "1", "--min-repeat-ms", "0",
+       "--batch-size", "8", "--json"},
+      &out);
+  ASSERT_EQ(code, 0) << out << Logs();
+  EXPECT_THAT(out, HasSubstr("\"state\": \"SUCCEEDED\""));
+  EXPECT_THAT(out, HasSubstr("\"trials_done\": 64"));
+
+  auto stub = cluster_.Tuning();
+  auto context = cluster_.Context();
+  v1::ListTasksResponse tasks;
+  ASSERT_TRUE(stub->ListTasks(context.get(), v1::ListTasksRequest(), &tasks).ok());
+  ASSERT_EQ(tasks.tasks_size(), 1);
+  EXPECT_EQ(tasks.tasks(0).state(), v1::TASK_STATE_SUCCEEDED);
+  auto records = ExpectEachTrialOnce(cluster_, tasks.tasks(0).task_id(), 64);
+  std::set<std::string> workers;
+  for (const auto& record : records) workers.insert(record.result().worker_id());
+  EXPECT_TRUE(workers.contains("w1") || workers.contains("w2"));
+
+  // `tuned workers` lists both, with their completed jobs.
+  ASSERT_EQ(
+      cluster_.RunTuned(
+          {"workers", "--server", cluster_.address(), "--token-file", cluster_.token_file()}, &out),
+      0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("2 worker(s)"));
+  EXPECT_THAT(out, HasSubstr("w1"));
+  EXPECT_THAT(out, HasSubstr("w2"));
+}
+
+TEST_F(ClusterTest, WorkerKilledMidTaskStillCompletesWithEveryTrialOnce) {
+  ChildProcess& victim = cluster_.StartWorker("victim");
+  cluster_.StartWorker("survivor");
+  ASSERT_TRUE(cluster_.WaitWorkers(2, 60s)) << Logs();
+  std::string task_id = SubmitTask(cluster_, Cluster::SmallTask(64));
+  ASSERT_FALSE(task_id.empty());
+
+  v1::TaskStatus status;
+  ASSERT_TRUE(cluster_.WaitTask(
+      task_id, [](const auto& s) { return s.trials_done() >= 8; }, kTaskTimeout, &status))
+      << Logs();
+  victim.Signal(SIGKILL);
+  ASSERT_TRUE(victim.Wait(10s).has_value());
+
+  ASSERT_TRUE(cluster_.WaitTask(
+      task_id, [](const auto& s) { return IsFinal(s.state()); }, kTaskTimeout, &status))
+      << Logs();
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+  EXPECT_EQ(status.trials_done(), 64u);
+  ExpectEachTrialOnce(cluster_, task_id, 64);
+  EXPECT_THAT(cluster_.server().Log(), HasSubstr("worker left worker=victim"));
+}
+
+TEST_F(ClusterTest, ServerKilledMidTaskResumesAfterRestartWithoutLosingRecords) {
+  cluster_.StartWorker("w1", {"--slots", "2"});
+  ASSERT_TRUE(cluster_.WaitWorkers(1, 60s)) << Logs();
+  std::string task_id = SubmitTask(cluster_, Cluster::SmallTask(64));
+  ASSERT_FALSE(task_id.empty());
+
+  v1::TaskStatus status;
+  ASSERT_TRUE(cluster_.WaitTask(
+      task_id, [](const auto& s) { return s.trials_done() >= 16; }, kTaskTimeout, &status))
+      << Logs();
+  // What the server has acknowledged: the records it lists for the task.
+  std::map<int64_t, std::string> acknowledged;
+  {
+    auto stub = cluster_.Database();
+    auto context = cluster_.Context();
+    v1::ListRecordsRequest request;
+    request.set_task_id(task_id);
+    request.set_limit(1000);
+    v1::ListRecordsResponse response;
+    ASSERT_TRUE(stub->ListRecords(context.get(), request, &response).ok());
+    for (const auto& record : response.records()) {
+      acknowledged[record.record_id()] = record.trace_hash();
+    }
+  }
+  ASSERT_GE(acknowledged.size(), 16u);
+  cluster_.server().Signal(SIGKILL);
+  ASSERT_TRUE(cluster_.server().Wait(10s).has_value());
+
+  std::string error;
+  ASSERT_TRUE(cluster_.StartServer(&error)) << error;
+  ASSERT_TRUE(cluster_.WaitTask(
+      task_id, [](const auto& s) { return IsFinal(s.state()); }, kTaskTimeout, &status))
+      << Logs();
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+  EXPECT_EQ(status.trials_done(), 64u);
+  auto records = ExpectEachTrialOnce(cluster_, task_id, 64);
+  std::map<int64_t, std::string> stored;
+  for (const auto& record : records) stored[record.record_id()] = record.trace_hash();
+  for (const auto& [id, hash] : acknowledged) {
+    ASSERT_TRUE(stored.contains(id)) << "acknowledged record " << id << " was lost";
+    EXPECT_EQ(stored[id], hash);
+  }
+  EXPECT_THAT(cluster_.server().Log(), HasSubstr("task resumed task=" + task_id));
+}
+
+TEST_F(ClusterTest, WrongTokenIsRefused) {
+  // A worker with the wrong token exits with the server's refusal instead of retrying.
+  const std::string bad_token = cluster_.dir() + "/bad-token";
+  { std::ofstream(bad_token) << "not-the-token\n"; }
+  ChildProcess worker({TUNED_WORKER_BINARY, "--server", cluster_.address(), "--token-file",
+                       bad_token, "--id", "intruder"},
+                      cluster_.dir() + "/intruder.log");
+  std::optional<int> code = worker.Wait(60s);
+  ASSERT_TRUE(code.has_value()) << "worker with a wrong token kept running";
+  EXPECT_EQ(*code, 1);
+  EXPECT_THAT(worker.Log(), HasSubstr("invalid token"));
+
+  // Clients: wrong and missing tokens.
+  auto stub = cluster_.Tuning();
+  v1::SubmitTaskRequest request;
+  *request.mutable_spec() = Cluster::SmallTask(4);
+  v1::SubmitTaskResponse response;
+  auto wrong = cluster_.Context("wrong");
+  EXPECT_EQ(stub->SubmitTask(wrong.get(), request, &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  grpc::ClientContext missing;
+  missing.set_deadline(std::chrono::system_clock::now() + 10s);
+  EXPECT_EQ(stub->SubmitTask(&missing, request, &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  auto db_stub = cluster_.Database();
+  auto db_context = cluster_.Context("wrong");
+  v1::ListRecordsResponse records;
+  EXPECT_EQ(db_stub->ListRecords(db_context.get(), v1::ListRecordsRequest(), &records).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  std::string out;
+  EXPECT_EQ(cluster_.RunTuned({"tune", "--server", cluster_.address(), "--token-file", bad_token,
+                               "--workload", "matmul(M=32,N=32,K=32)", "--trials", "4"},
+                              &out),
+            1);
+  EXPECT_THAT(out, HasSubstr("invalid token"));
+  EXPECT_TRUE(cluster_.WaitWorkers(0, 1s));
+  auto list_context = cluster_.Context();
+  v1::ListWorkersResponse workers;
+  ASSERT_TRUE(cluster_.Workers()->ListWorkers(list_context.get(), {}, &workers).ok());
+  EXPECT_EQ(workers.workers_size(), 0);
+}
+
+TEST_F(ClusterTest, WorkerAnnouncingAnotherTargetGetsNoJobs) {
+  cluster_.StartWorker("real");
+  ASSERT_TRUE(cluster_.WaitWorkers(1, 60s)) << Logs();
+  auto list_context = cluster_.Context();
+  v1::ListWorkersResponse workers;
+  ASSERT_TRUE(cluster_.Workers()->ListWorkers(list_context.get(), {}, &workers).ok());
+  ASSERT_EQ(workers.workers_size(), 1);
+  const std::string real_target = workers.workers(0).hello().target().target();
+
+  // A hand-driven worker for another target, with free slots and regular heartbeats.
+  auto stub = cluster_.Workers();
+  auto context = cluster_.Context();
+  context->set_deadline(std::chrono::system_clock::now() + 300s);
+  auto stream = stub->Connect(context.get());
+  v1::WorkerMessage hello;
+  hello.mutable_hello()->set_worker_id("other-target");
+  hello.mutable_hello()->mutable_target()->set_target("llvm -mcpu=generic-other -num-cores=1");
+  hello.mutable_hello()->set_slots(8);
+  ASSERT_TRUE(stream->Write(hello));
+  ASSERT_TRUE(cluster_.WaitWorkers(2, 30s));
+
+  v1::TaskSpec spec = Cluster::SmallTask(16);
+  spec.mutable_target()->set_target(real_target);
+  std::string task_id = SubmitTask(cluster_, spec);
+  ASSERT_FALSE(task_id.empty());
+  v1::TaskStatus status;
+  bool finished = false;
+  for (int i = 0; i < 1200 && !finished; ++i) {  // Heartbeats every 100 ms while waiting.
+    v1::WorkerMessage beat;
+    beat.mutable_heartbeat();
+    stream->Write(beat);
+    finished = cluster_.WaitTask(
+                   task_id, [](const auto& s) { return IsFinal(s.state()); }, 0s, &status) ||
+               IsFinal(status.state());
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(finished) << Logs();
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED);
+  ExpectEachTrialOnce(cluster_, task_id, 16);
+
+  list_context = cluster_.Context();
+  ASSERT_TRUE(cluster_.Workers()->ListWorkers(list_context.get(), {}, &workers).ok());
+  for (const auto& worker : workers.workers()) {
+    if (worker.hello().worker_id() == "other-target") {
+      EXPECT_EQ(worker.jobs_assigned(), 0u);
+    }
+  }
+  // Everything the server sent the other-target worker: the heartbeat interval, no job.
+  stream->WritesDone();
+  v1::ServerMessage message;
+  int received = 0;
+  while (stream->Read(&message)) {
+    ++received;
+    EXPECT_FALSE(message.has_job()) << "a job went to a worker of another target";
+  }
+  EXPECT_EQ(received, 1);
+  stream->Finish();
+}
+
+TEST_F(ClusterTest, MalformedMessagesGetInvalidArgument) {
+  auto tuning = cluster_.Tuning();
+  auto submit = [&](const v1::TaskSpec& spec) {
+    auto context = cluster_.Context();
+    v1::SubmitTaskRequest request;
+    *request.mutable_spec() = spec;
+    v1::SubmitTaskResponse response;
+    return tuning->SubmitTask(context.get(), request, &response);
+  };
+  v1::TaskSpec bad_workload = Cluster::SmallTask(4);
+  bad_workload.set_workload_spec("matmul(M=0,N=4");
+  grpc::Status status = submit(bad_workload);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("workload spec 'matmul(M=0,N=4'"));
+
+  v1::TaskSpec no_budget = Cluster::SmallTask(0);
+  status = submit(no_budget);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("trial_budget"));
+
+  v1::TaskSpec bad_target = Cluster::SmallTask(4);
+  bad_target.mutable_target()->set_target("llvm -mcpu=no-such-cpu");
+  EXPECT_EQ(submit(bad_target).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  v1::TaskSpec bad_measure = Cluster::SmallTask(4);
+  bad_measure.mutable_measure()->set_min_repeat_ms(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(submit(bad_measure).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // Worker streams: each malformed message ends its stream with INVALID_ARGUMENT.
+  auto workers = cluster_.Workers();
+  auto run_stream = [&](std::vector<v1::WorkerMessage> messages) {
+    auto context = cluster_.Context();
+    auto stream = workers->Connect(context.get());
+    for (const auto& message : messages) stream->Write(message);
+    v1::ServerMessage ignored;
+    while (stream->Read(&ignored)) {
+    }
+    return stream->Finish();
+  };
+  v1::WorkerMessage result_first;
+  result_first.mutable_result()->set_job_id("j");
+  result_first.mutable_result()->set_status(v1::MEASURE_STATUS_OK);
+  status = run_stream({result_first});
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("before its hello"));
+
+  status = run_stream({v1::WorkerMessage()});
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("empty worker message"));
+
+  v1::WorkerMessage no_slots;
+  no_slots.mutable_hello()->set_worker_id("w");
+  no_slots.mutable_hello()->mutable_target()->set_target("llvm");
+  status = run_stream({no_slots});
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("slots"));
+
+  v1::WorkerMessage hello = no_slots;
+  hello.mutable_hello()->set_slots(1);
+  v1::WorkerMessage nan_result;
+  nan_result.mutable_result()->set_job_id("j");
+  nan_result.mutable_result()->set_status(v1::MEASURE_STATUS_OK);
+  nan_result.mutable_result()->add_repeat_seconds(std::nan(""));
+  status = run_stream({hello, nan_result});
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("finite"));
+
+  // The server is still serving.
+  auto context = cluster_.Context();
+  v1::GetTaskRequest unknown;
+  unknown.set_task_id("no-such-task");
+  v1::TaskStatus ignored;
+  EXPECT_EQ(tuning->GetTask(context.get(), unknown, &ignored).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(cluster_.server().running());
+}
+
+}  // namespace
+}  // namespace tuned::testing

@@ -1,0 +1,123 @@
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "compiler/ir/op_library.h"
+#include "compiler/lower/lower.h"
+#include "costmodel/model/cost_model.h"
+#include "server/search/design_space.h"
+#include "server/search/evolutionary_search.h"
+#include "server/search/mutator.h"
+
+namespace tuned::search {
+namespace {
+
+SearchContext ContextFor(const std::string& spec, uint64_t seed = 1) {
+  SearchContext ctx;
+  ctx.workload = std::make_shared<const ir::Workload>(*ir::ParseWorkloadSpec(spec));
+  ctx.target = "llvm -mcpu=znver3 -num-cores=2";
+  ctx.num_cores = 2;
+  ctx.seed = seed;
+  return ctx;
+}
+
+// A synthetic "measurement": faster for larger innermost tiles, deterministic in the trace.
+v1::MeasureResult FakeMeasure(const v1::Trace& trace) {
+  double score = 1;
+  for (const auto& d : trace.decisions()) {
+    if (d.values_size() > 1) score += double(d.values(d.values_size() - 1));
+  }
+  v1::MeasureResult result;
+  result.set_status(v1::MEASURE_STATUS_OK);
+  result.set_median_seconds(1e-3 / score);
+  return result;
+}
+
+TEST(Mutators, TileSizeKeepsTheProductAndTheInnermostLimit) {
+  SearchContext ctx = ContextFor("matmul(M=64,N=48,K=32)");
+  auto sch = SampleSketch(ctx, GenerateSketches(ctx)[0], 3);
+  ASSERT_TRUE(sch.ok());
+  auto mutator = MakeMutateTileSize();
+  std::mt19937_64 rng(9);
+  std::set<std::vector<int64_t>> seen;
+  for (int i = 0; i < 200; ++i) {
+    auto decisions = mutator->Apply(sch->trace(), rng);
+    ASSERT_TRUE(decisions.has_value());
+    for (const auto& [index, values] : *decisions) {
+      const auto& old = sch->trace().decisions.at(index);
+      int64_t a = 1, b = 1;
+      for (int64_t v : old) a *= v;
+      for (int64_t v : values) b *= v;
+      EXPECT_EQ(a, b);
+      EXPECT_NE(values, old);
+      EXPECT_LE(values.back(), sch->trace().instructions[index].int_attrs[1]);
+      seen.insert(values);
+    }
+    auto replayed = schedule::ReplayTrace(ctx.workload, sch->trace(), 0, *decisions);
+    ASSERT_TRUE(replayed.ok()) << replayed.status().message();
+    EXPECT_TRUE(lower::Lower(*replayed).ok());
+  }
+  EXPECT_GT(seen.size(), 5u);
+}
+
+TEST(Mutators, UnrollPicksAnotherCategory) {
+  SearchContext ctx = ContextFor("matmul(M=16,N=16,K=16)");
+  auto sch = SampleSketch(ctx, GenerateSketches(ctx)[0], 3);
+  ASSERT_TRUE(sch.ok());
+  std::mt19937_64 rng(1);
+  auto decisions = MakeMutateUnroll()->Apply(sch->trace(), rng);
+  ASSERT_TRUE(decisions.has_value());
+  for (const auto& [index, values] : *decisions) {
+    EXPECT_NE(values, sch->trace().decisions.at(index));
+    EXPECT_LT(values[0], int64_t(UnrollSteps().size()));
+  }
+}
+
+std::vector<std::string> RunSearch(uint64_t seed, int rounds, std::set<std::string>* all) {
+  SearchContext ctx = ContextFor("matmul(M=32,N=32,K=16)", seed);
+  auto model = costmodel::MakeXgbCostModel();
+  EXPECT_TRUE(model.ok());
+  EvolutionaryOptions options;
+  options.population = 32;
+  options.rounds = 2;
+  auto search = MakeEvolutionarySearch(ctx, model->get(), options);
+  EXPECT_TRUE(search.ok()) << search.status().message();
+  std::vector<std::string> order;
+  for (int r = 0; r < rounds; ++r) {
+    auto batch = (*search)->NextBatch(8);
+    EXPECT_TRUE(batch.ok());
+    std::vector<MeasuredCandidate> results;
+    for (const Candidate& c : *batch) {
+      order.push_back(c.trace_hash);
+      if (all) {
+        EXPECT_TRUE(all->insert(c.trace_hash).second) << "trace proposed twice";
+      }
+      results.push_back({c.trace, FakeMeasure(c.trace)});
+    }
+    EXPECT_TRUE((*search)->Update(results).ok());
+  }
+  return order;
+}
+
+TEST(EvolutionarySearch, NeverProposesATraceTwice) {
+  std::set<std::string> all;
+  std::vector<std::string> order = RunSearch(5, 6, &all);
+  EXPECT_EQ(order.size(), 48u);
+}
+
+TEST(EvolutionarySearch, IsDeterministicForAFixedSeedAndResults) {
+  EXPECT_EQ(RunSearch(11, 4, nullptr), RunSearch(11, 4, nullptr));
+  EXPECT_NE(RunSearch(11, 2, nullptr), RunSearch(12, 2, nullptr));
+}
+
+TEST(EvolutionarySearch, RejectsBadOptions) {
+  SearchContext ctx = ContextFor("matmul(M=8,N=8,K=8)");
+  auto model = costmodel::MakeRandomCostModel(1);
+  EvolutionaryOptions bad;
+  bad.epsilon = 2;
+  EXPECT_EQ(MakeEvolutionarySearch(ctx, model.get(), bad).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeEvolutionarySearch(ctx, nullptr).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tuned::search

@@ -1,0 +1,289 @@
+// The task manager over a real SQLite database and the real dispatcher, with a scripted search
+// strategy and an in-process worker that answers every job: results are stored once each,
+// resumed tasks skip what they measured before, specs are validated.
+
+#include "server/tasks/task_manager.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "tuning_db/trace_hash.h"
+
+namespace tuned::tasks {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+constexpr char kTarget[] = "llvm -mcpu=znver3 -num-cores=2";
+
+// Trace number `i`: opaque to the task manager, distinct per i.
+v1::Trace ScriptedTrace(int i) {
+  v1::Trace trace;
+  trace.set_version(1);
+  v1::Instruction* inst = trace.add_instructions();
+  inst->set_kind("get_block");
+  inst->add_str_attrs("candidate-" + std::to_string(i));
+  inst->add_outputs(0);
+  return trace;
+}
+
+// Offers traces 0, 1, 2, ... in order and remembers what it was told.
+class ScriptedSearch : public search::SearchStrategy {
+ public:
+  explicit ScriptedSearch(std::vector<int>* updated) : updated_(updated) {}
+  StatusOr<std::vector<search::Candidate>> NextBatch(int n) override {
+    std::vector<search::Candidate> batch;
+    for (int i = 0; i < n; ++i) {
+      search::Candidate candidate;
+      candidate.trace = ScriptedTrace(next_++);
+      batch.push_back(std::move(candidate));
+    }
+    return batch;
+  }
+  Status Update(const std::vector<search::MeasuredCandidate>& results) override {
+    updated_->push_back(int(results.size()));
+    return Status::Ok();
+  }
+
+ private:
+  int next_ = 0;
+  std::vector<int>* updated_;
+};
+
+// Answers every job on its own thread (never inside the dispatcher's lock).
+class EchoWorker : public dispatch::WorkerConnection {
+ public:
+  explicit EchoWorker(dispatch::Dispatcher& dispatcher) : dispatcher_(dispatcher) {
+    v1::WorkerHello hello;
+    hello.set_worker_id("echo");
+    hello.mutable_target()->set_target(kTarget);
+    hello.set_slots(4);
+    thread_ = std::thread([this] { Serve(); });
+    session_ = *dispatcher_.RegisterWorker(hello, "test", this);
+  }
+  ~EchoWorker() override {
+    dispatcher_.UnregisterWorker(session_, "test over");
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void SendJob(const v1::MeasureJob& job) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(job);
+    seen_.insert(db::TraceHash(job.trace()));
+    cv_.notify_all();
+  }
+  void SendCancel(const std::string&) override {}
+  void Close(const Status&) override {}
+
+  std::set<std::string> seen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+
+ private:
+  void Serve() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      if (stop_) return;
+      v1::MeasureJob job = jobs_.front();
+      jobs_.pop_front();
+      lock.unlock();
+      v1::MeasureResult result;
+      result.set_job_id(job.job_id());
+      result.set_status(v1::MEASURE_STATUS_OK);
+      result.add_repeat_seconds(1e-3);
+      result.set_median_seconds(1e-3 + 1e-6 * double(job.trace().ByteSizeLong()));
+      dispatcher_.HandleResult(session_, result);
+      lock.lock();
+    }
+  }
+
+  dispatch::Dispatcher& dispatcher_;
+  uint64_t session_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<v1::MeasureJob> jobs_;
+  std::set<std::string> seen_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+class TaskManagerTest : public ::testing::Test {
+ protected:
+  TaskManagerTest() {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("tuned-task-manager-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
+                .string();
+    std::filesystem::remove(path_);
+    database_ = db::OpenSqliteDatabase(path_).value();
+  }
+  ~TaskManagerTest() override {
+    database_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+  }
+
+  TaskManagerOptions Options() {
+    TaskManagerOptions options;
+    options.strategy_factory =
+        [this](const search::SearchContext&,
+               const v1::SearchOptions&) -> StatusOr<std::unique_ptr<search::SearchStrategy>> {
+      return std::unique_ptr<search::SearchStrategy>(new ScriptedSearch(&updates_));
+    };
+    options.default_measure.set_protocol_version(1);
+    options.default_measure.set_repeat(1);
+    options.default_measure.set_build_timeout_ms(1000);
+    options.default_measure.set_run_timeout_ms(1000);
+    options.default_target = kTarget;
+    return options;
+  }
+
+  static v1::TaskSpec Spec(uint32_t trials) {
+    v1::TaskSpec spec;
+    spec.set_workload_spec("matmul(M=8,N=8,K=8)");
+    spec.mutable_target()->set_target(kTarget);
+    spec.set_trial_budget(trials);
+    spec.mutable_search()->set_batch_size(4);
+    return spec;
+  }
+
+  v1::TaskStatus WaitFinal(TaskManager& manager, const std::string& task_id) {
+    v1::TaskStatus status;
+    for (int i = 0; i < 600; ++i) {
+      auto current = manager.Get(task_id);
+      EXPECT_TRUE(current.ok());
+      status = *current;
+      if (status.state() != v1::TASK_STATE_PENDING && status.state() != v1::TASK_STATE_RUNNING) {
+        break;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return status;
+  }
+
+  std::string path_;
+  std::unique_ptr<db::Database> database_;
+  std::vector<int> updates_;
+};
+
+TEST_F(TaskManagerTest, StoresEveryResultOnceAndSucceeds) {
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher);
+  TaskManager manager(*database_, dispatcher, Options());
+  auto submitted = manager.Submit(Spec(10));
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(status.trials_done(), 10u);
+  EXPECT_NE(status.best().record_id(), 0);
+  auto records = database_->TaskRecords(submitted->task_id());
+  ASSERT_TRUE(records.ok());
+  EXPECT_EQ(records->size(), 10u);
+  std::set<std::string> hashes;
+  for (const auto& record : *records) hashes.insert(record.trace_hash());
+  EXPECT_EQ(hashes.size(), 10u);
+  auto stored = database_->LoadTask(submitted->task_id());
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->state(), v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(stored->trials_done(), 10u);
+}
+
+TEST_F(TaskManagerTest, ResumedTaskSkipsTracesItAlreadyMeasured) {
+  // A task interrupted after 3 of 8 trials: its records and RUNNING state are in the database.
+  v1::TaskStatus interrupted;
+  interrupted.set_task_id("interrupted");
+  *interrupted.mutable_spec() = Spec(8);
+  *interrupted.mutable_spec()->mutable_measure() = Options().default_measure;
+  interrupted.set_state(v1::TASK_STATE_RUNNING);
+  interrupted.set_trials_done(3);
+  ASSERT_TRUE(database_->SaveTask(interrupted).ok());
+  std::set<std::string> before;
+  for (int i = 0; i < 3; ++i) {
+    v1::TuningRecord record;
+    record.mutable_workload()->set_key("matmul(M=8,N=8,K=8,dtype=float32)");
+    record.mutable_target()->set_target(kTarget);
+    *record.mutable_trace() = ScriptedTrace(i);
+    record.mutable_result()->set_status(v1::MEASURE_STATUS_OK);
+    record.mutable_result()->add_repeat_seconds(1e-3);
+    record.mutable_result()->set_median_seconds(1e-3);
+    record.mutable_result()->set_worker_id("before");
+    record.set_task_id("interrupted");
+    before.insert(db::TraceHash(record.trace()));
+    ASSERT_TRUE(database_->InsertRecord(record).ok());
+  }
+
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher);
+  TaskManager manager(*database_, dispatcher, Options());
+  auto resumed = manager.ResumeUnfinished();
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(*resumed, 1);
+  v1::TaskStatus status = WaitFinal(manager, "interrupted");
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(status.trials_done(), 8u);
+  auto records = database_->TaskRecords("interrupted");
+  ASSERT_TRUE(records.ok());
+  EXPECT_EQ(records->size(), 8u);
+  std::set<std::string> hashes;
+  for (const auto& record : *records) hashes.insert(record.trace_hash());
+  EXPECT_EQ(hashes.size(), 8u);
+  for (const std::string& hash : worker.seen()) {
+    EXPECT_FALSE(before.contains(hash)) << "a trace measured before the restart was sent again";
+  }
+  ASSERT_FALSE(updates_.empty());
+  EXPECT_EQ(updates_.front(), 3) << "the strategy was not told about the earlier results";
+}
+
+TEST_F(TaskManagerTest, RejectsInvalidSpecsWithReasons) {
+  dispatch::Dispatcher dispatcher;
+  TaskManager manager(*database_, dispatcher, Options());
+  v1::TaskSpec bad = Spec(4);
+  bad.set_workload_spec("matmul(M=8");
+  auto status = manager.Submit(bad);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.status().message(), HasSubstr("workload spec 'matmul(M=8'"));
+
+  bad = Spec(0);
+  EXPECT_THAT(manager.Submit(bad).status().message(), HasSubstr("trial_budget 0"));
+  bad = Spec(4);
+  bad.mutable_search()->set_epsilon(2);
+  EXPECT_THAT(manager.Submit(bad).status().message(), HasSubstr("epsilon"));
+  bad = Spec(4);
+  bad.mutable_measure()->set_repeat(1);
+  EXPECT_THAT(manager.Submit(bad).status().message(), HasSubstr("timeout"));
+  auto listed = manager.List(std::nullopt);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+}
+
+TEST_F(TaskManagerTest, CancelStopsTaskAndFinalTaskCannotBeCancelled) {
+  dispatch::Dispatcher dispatcher;  // No worker: the jobs stay queued.
+  TaskManager manager(*database_, dispatcher, Options());
+  auto submitted = manager.Submit(Spec(4));
+  ASSERT_TRUE(submitted.ok());
+  auto cancelled = manager.Cancel(submitted->task_id());
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_EQ(cancelled->state(), v1::TASK_STATE_CANCELLED);
+  EXPECT_EQ(WaitFinal(manager, submitted->task_id()).state(), v1::TASK_STATE_CANCELLED);
+  EXPECT_EQ(manager.Cancel(submitted->task_id()).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(manager.Get("missing").status().code(), StatusCode::kNotFound);
+  for (int i = 0; i < 200 && dispatcher.Stats().queued != 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(dispatcher.Stats().queued, 0);
+}
+
+}  // namespace
+}  // namespace tuned::tasks

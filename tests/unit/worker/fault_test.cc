@@ -1,0 +1,147 @@
+// Candidates that crash, hang, exhaust memory or compute nonsense: each becomes a result and
+// the engine measures the next job normally.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include "tests/unit/worker/faulty_builder.h"
+#include "tests/unit/worker/worker_test_util.h"
+#include "worker/builder.h"
+
+namespace tuned::worker {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Fault;
+using testing::FaultTable;
+using testing::kSmallMatmul;
+using testing::MakeJob;
+
+class FaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    faults_ = std::make_shared<FaultTable>();
+    EngineOptions options;
+    options.memory_limit_bytes = uint64_t{1} << 30;
+    StatusOr<std::unique_ptr<MeasurementEngine>> engine =
+        CreateMeasurementEngine(options, testing::FaultyBuilderFactory(faults_));
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(engine).value();
+  }
+
+  v1::MeasureResult MeasureFaulty(Fault fault, v1::MeasureJob job) {
+    faults_->Set(job.job_id(), fault);
+    StatusOr<v1::MeasureResult> result = engine_->Measure(job);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok() ? *result : v1::MeasureResult();
+  }
+
+  void ExpectNextJobOk() {
+    StatusOr<v1::MeasureResult> next = engine_->Measure(MakeJob(kSmallMatmul, "next"));
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    EXPECT_EQ(next->status(), v1::MEASURE_STATUS_OK) << next->error();
+    EXPECT_GT(next->median_seconds(), 0);
+  }
+
+  std::shared_ptr<FaultTable> faults_;
+  std::unique_ptr<MeasurementEngine> engine_;
+};
+
+TEST_F(FaultTest, OutOfBoundsWriteIsRuntimeErrorNamingTheSignal) {
+  v1::MeasureResult result = MeasureFaulty(Fault::kOutOfBoundsWrite, MakeJob(kSmallMatmul, "oob"));
+  EXPECT_EQ(result.status(), v1::MEASURE_STATUS_RUNTIME_ERROR);
+  EXPECT_THAT(result.error(), HasSubstr("SIGSEGV"));
+  EXPECT_THAT(result.error(), HasSubstr("first"));
+  EXPECT_EQ(result.repeat_seconds_size(), 0);
+  ExpectNextJobOk();
+}
+
+TEST_F(FaultTest, NullDereferenceIsRuntimeError) {
+  v1::MeasureResult result = MeasureFaulty(Fault::kNullDereference, MakeJob(kSmallMatmul, "null"));
+  EXPECT_EQ(result.status(), v1::MEASURE_STATUS_RUNTIME_ERROR);
+  EXPECT_THAT(result.error(), HasSubstr("SIGSEGV"));
+  ExpectNextJobOk();
+}
+
+TEST_F(FaultTest, EndlessKernelTimesOutWithinTheTimeoutPlusAMargin) {
+  v1::MeasureJob job = MakeJob(kSmallMatmul, "endless");
+  job.mutable_config()->set_run_timeout_ms(300);
+  const auto start = std::chrono::steady_clock::now();
+  v1::MeasureResult result = MeasureFaulty(Fault::kEndlessLoop, job);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(result.status(), v1::MEASURE_STATUS_TIMEOUT);
+  EXPECT_THAT(result.error(), HasSubstr("300 ms"));
+  // Timeout plus build, reference and fork; generous for a loaded 2-core machine.
+  EXPECT_LT(seconds, 0.3 + 3.0);
+  ExpectNextJobOk();
+}
+
+TEST_F(FaultTest, WrongKernelIsWrongResultWithTheMaxError) {
+  v1::MeasureResult result = MeasureFaulty(Fault::kWrongOutput, MakeJob(kSmallMatmul, "wrong"));
+  EXPECT_EQ(result.status(), v1::MEASURE_STATUS_WRONG_RESULT);
+  EXPECT_THAT(result.error(), HasSubstr("max relative error"));
+  EXPECT_GT(result.max_error(), 1.0);
+  EXPECT_EQ(result.median_seconds(), 0);  // never ranks
+  EXPECT_EQ(result.repeat_seconds_size(), 0);
+  ExpectNextJobOk();
+}
+
+TEST_F(FaultTest, WrongKernelPassesWhenVerificationIsOff) {
+  v1::MeasureJob job = MakeJob(kSmallMatmul, "unverified");
+  job.mutable_config()->set_verify(false);
+  v1::MeasureResult result = MeasureFaulty(Fault::kWrongOutput, job);
+  EXPECT_EQ(result.status(), v1::MEASURE_STATUS_OK);
+}
+
+TEST_F(FaultTest, MemoryLimitBreachIsRuntimeError) {
+  v1::MeasureResult result = MeasureFaulty(Fault::kMemoryHog, MakeJob(kSmallMatmul, "hog"));
+  EXPECT_EQ(result.status(), v1::MEASURE_STATUS_RUNTIME_ERROR);
+  EXPECT_THAT(result.error(), HasSubstr("1024 MiB memory limit"));
+  ExpectNextJobOk();
+}
+
+TEST_F(FaultTest, SlowBuildTimesOutAndTheEngineGoesOn) {
+  v1::MeasureJob job = MakeJob(kSmallMatmul, "slow-build");
+  job.mutable_config()->set_build_timeout_ms(200);
+  const auto start = std::chrono::steady_clock::now();
+  v1::MeasureResult result = MeasureFaulty(Fault::kSlowBuild, job);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(result.status(), v1::MEASURE_STATUS_TIMEOUT);
+  EXPECT_THAT(result.error(), HasSubstr("build"));
+  EXPECT_LT(seconds, 1.5);  // did not wait for the 2 s build
+  ExpectNextJobOk();
+}
+
+TEST_F(FaultTest, EveryFaultInOneBatchStillYieldsOneResultEach) {
+  const std::vector<std::pair<Fault, v1::MeasureStatus>> cases = {
+      {Fault::kOutOfBoundsWrite, v1::MEASURE_STATUS_RUNTIME_ERROR},
+      {Fault::kWrongOutput, v1::MEASURE_STATUS_WRONG_RESULT},
+      {Fault::kNullDereference, v1::MEASURE_STATUS_RUNTIME_ERROR},
+      {Fault::kEndlessLoop, v1::MEASURE_STATUS_TIMEOUT},
+  };
+  std::mutex mu;
+  std::map<std::string, v1::MeasureStatus> statuses;
+  for (size_t i = 0; i <= cases.size(); ++i) {
+    v1::MeasureJob job = MakeJob(kSmallMatmul, "batch" + std::to_string(i));
+    job.mutable_config()->set_run_timeout_ms(300);
+    if (i < cases.size()) faults_->Set(job.job_id(), cases[i].first);
+    engine_->Submit(job, [&, id = job.job_id()](StatusOr<v1::MeasureResult> result) {
+      std::lock_guard lock(mu);
+      statuses[id] = result.ok() ? result->status() : v1::MEASURE_STATUS_UNSPECIFIED;
+    });
+  }
+  engine_->Drain();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(statuses["batch" + std::to_string(i)], cases[i].second) << i;
+  }
+  EXPECT_EQ(statuses["batch" + std::to_string(cases.size())], v1::MEASURE_STATUS_OK);
+}
+
+}  // namespace
+}  // namespace tuned::worker

@@ -1,0 +1,133 @@
+// `tuned measure` on the real binary: exit codes, text and --json output.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "compiler/schedule/trace.h"
+#include "tests/unit/worker/worker_test_util.h"
+
+namespace tuned::worker {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Output {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class MeasureCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tuned_measure_test_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string WriteFile(const std::string& name, const std::string& contents) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << contents;
+    return path;
+  }
+
+  Output Run(const std::string& args) {
+    const std::string err_file = dir_ + "/stderr.txt";
+    const std::string command = std::string(TUNED_BINARY) + " measure " + args + " 2>" + err_file;
+    Output result;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    std::array<char, 4096> buffer;
+    size_t n;
+    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+    const int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream err(err_file);
+    std::ostringstream text;
+    text << err.rdbuf();
+    result.err = text.str();
+    return result;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(MeasureCommandTest, DefaultScheduleSucceedsWithText) {
+  Output run = Run("--workload 'matmul(M=16,N=16,K=16)' --repeat 3 --min-repeat-ms 1");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("status    OK"));
+  EXPECT_THAT(run.out, HasSubstr("median"));
+  EXPECT_THAT(run.out, HasSubstr("matmul(M=16,N=16,K=16,dtype=float32)"));
+  EXPECT_THAT(run.out, HasSubstr("protocol  v1"));
+}
+
+TEST_F(MeasureCommandTest, JsonCarriesTheResultAndTheProtocol) {
+  const std::string spec = "matmul(M=32,N=16,K=8,dtype=float32)";
+  const std::string trace = WriteFile("trace.json", schedule::TraceToJson(testing::TiledTrace(spec)));
+  Output run = Run("--workload '" + spec + "' --trace " + trace +
+                   " --repeat 4 --min-repeat-ms 1 --seed 3 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  nlohmann::json out = nlohmann::json::parse(run.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(out.is_discarded()) << run.out;
+  EXPECT_EQ(out["workload"], spec);
+  EXPECT_THAT(out["target"].get<std::string>(), HasSubstr("llvm"));
+  EXPECT_EQ(out["config"]["protocol_version"], 1);
+  EXPECT_EQ(out["config"]["repeat"], 4);
+  EXPECT_EQ(out["config"]["seed"], "3");  // uint64 is a string in protobuf JSON
+  EXPECT_EQ(out["result"]["status"], "MEASURE_STATUS_OK");
+  EXPECT_EQ(out["result"]["repeat_seconds"].size(), 4u);
+  EXPECT_GT(out["result"]["median_seconds"].get<double>(), 0);
+  EXPECT_FALSE(out["result"]["device"]["model"].get<std::string>().empty());
+}
+
+TEST_F(MeasureCommandTest, CandidateFailureExitsOneAndStillPrintsTheResult) {
+  schedule::Trace bad;
+  bad.instructions.push_back({schedule::InstKind::kGetBlock, {}, {}, {}, {"missing"}, {0}});
+  const std::string trace = WriteFile("bad.json", schedule::TraceToJson(bad));
+  Output run = Run("--workload 'matmul(M=16,N=16,K=16)' --trace " + trace + " --json");
+  EXPECT_EQ(run.exit_code, 1);
+  nlohmann::json out = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(out.is_discarded()) << run.out;
+  EXPECT_EQ(out["result"]["status"], "MEASURE_STATUS_COMPILE_ERROR");
+  EXPECT_THAT(out["result"]["error"].get<std::string>(), HasSubstr("missing"));
+  EXPECT_THAT(run.err, HasSubstr("COMPILE_ERROR"));
+}
+
+TEST_F(MeasureCommandTest, BadInputExitsTwoWithAOneLineReason) {
+  Output bad_spec = Run("--workload 'matmul(M=0,N=1,K=1)'");
+  EXPECT_EQ(bad_spec.exit_code, 2);
+  EXPECT_THAT(bad_spec.err, HasSubstr("tuned: "));
+  EXPECT_THAT(bad_spec.err, HasSubstr("M"));
+
+  Output no_file = Run("--workload 'matmul(M=4,N=4,K=4)' --trace " + dir_ + "/absent.json");
+  EXPECT_EQ(no_file.exit_code, 2);
+  EXPECT_THAT(no_file.err, HasSubstr("absent.json"));
+
+  const std::string garbage = WriteFile("garbage.json", "{not json");
+  Output bad_trace = Run("--workload 'matmul(M=4,N=4,K=4)' --trace " + garbage);
+  EXPECT_EQ(bad_trace.exit_code, 2);
+  EXPECT_THAT(bad_trace.err, HasSubstr("garbage.json"));
+
+  Output missing_flag = Run("");
+  EXPECT_EQ(missing_flag.exit_code, 2);
+}
+
+TEST_F(MeasureCommandTest, UnknownTargetIsRefused) {
+  Output run = Run("--workload 'matmul(M=4,N=4,K=4)' --target 'llvm -mcpu=bogus'");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.err, HasSubstr("bogus"));
+}
+
+}  // namespace
+}  // namespace tuned::worker

@@ -1,0 +1,304 @@
+// The measurement engine on real candidates: results, errors, the protocol, concurrency.
+
+#include "worker/measurement_engine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "compiler/schedule/trace.h"
+#include "tests/unit/worker/worker_test_util.h"
+#include "worker/device_probe.h"
+#include "worker/exclusive_gate.h"
+#include "worker/timing_protocol.h"
+
+namespace tuned::worker {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FastConfig;
+using testing::kSmallMatmul;
+using testing::MakeEngine;
+using testing::MakeJob;
+
+TEST(MeasurementEngine, DefaultScheduleIsOkWithSaneTimes) {
+  auto engine = MakeEngine({.worker_id = "w1"});
+  ASSERT_NE(engine, nullptr);
+  StatusOr<v1::MeasureResult> result = engine->Measure(MakeJob(kSmallMatmul, "job-1"));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+  EXPECT_EQ(result->job_id(), "job-1");
+  EXPECT_EQ(result->worker_id(), "w1");
+  ASSERT_EQ(result->repeat_seconds_size(), 3);
+  for (double seconds : result->repeat_seconds()) {
+    EXPECT_GT(seconds, 0);
+    EXPECT_LT(seconds, 0.1);  // 65k flops
+  }
+  EXPECT_GT(result->median_seconds(), 0);
+  EXPECT_GE(result->number(), 1u);
+  // `number` grew until one repeat lasted at least min_repeat_ms (1 ms).
+  EXPECT_GE(result->median_seconds() * result->number(), 0.5e-3);
+  EXPECT_GT(result->build_seconds(), 0);
+  EXPECT_LE(result->max_error(), 1e-4);
+  EXPECT_FALSE(result->device().model().empty());
+  EXPECT_EQ(result->device().model(), engine->device().model());
+}
+
+TEST(MeasurementEngine, ScheduledTraceIsOk) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  const std::string spec = "matmul(M=64,N=48,K=40,dtype=float32)";
+  StatusOr<v1::MeasureResult> result =
+      engine->Measure(MakeJob(spec, "tiled", testing::TiledTrace(spec)));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+  EXPECT_EQ(result->repeat_seconds_size(), 3);
+}
+
+TEST(MeasurementEngine, CompiledReferenceVerifiesLargeWorkloads) {
+  // With the evaluator limit at 0 every workload is checked against its compiled default
+  // schedule, the path of workloads too big for the float64 evaluator.
+  auto engine = MakeEngine({.reference_max_evaluator_flops = 0});
+  ASSERT_NE(engine, nullptr);
+  const std::string spec = "matmul(M=64,N=48,K=40,dtype=float32)";
+  StatusOr<v1::MeasureResult> result =
+      engine->Measure(MakeJob(spec, "big", testing::TiledTrace(spec)));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+  EXPECT_LE(result->max_error(), 1e-4);
+  EXPECT_EQ(engine->stats().reference_computations, 1);
+}
+
+TEST(MeasurementEngine, ReferenceIsComputedOncePerWorkloadAndSeed) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    StatusOr<v1::MeasureResult> result = engine->Measure(MakeJob(kSmallMatmul, "same"));
+    ASSERT_TRUE(result.ok());
+  }
+  EXPECT_EQ(engine->stats().reference_computations, 1);
+  v1::MeasureJob other_seed = MakeJob(kSmallMatmul, "seed");
+  other_seed.mutable_config()->set_seed(7);
+  ASSERT_TRUE(engine->Measure(other_seed).ok());
+  EXPECT_EQ(engine->stats().reference_computations, 2);
+}
+
+TEST(MeasurementEngine, InvalidTraceIsCompileError) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  // Replay fails: no block of that name.
+  v1::MeasureJob job = MakeJob(kSmallMatmul, "bad-block");
+  schedule::Trace trace;
+  trace.instructions.push_back({schedule::InstKind::kGetBlock, {}, {}, {}, {"no_such_block"}, {0}});
+  schedule::TraceToProto(trace, job.mutable_trace());
+  StatusOr<v1::MeasureResult> result = engine->Measure(job);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->status(), v1::MEASURE_STATUS_COMPILE_ERROR);
+  EXPECT_THAT(result->error(), HasSubstr("replay"));
+  EXPECT_THAT(result->error(), HasSubstr("no_such_block"));
+  EXPECT_EQ(result->repeat_seconds_size(), 0);
+
+  // Structurally invalid: an instruction uses an RV nobody defined.
+  v1::MeasureJob undefined = MakeJob(kSmallMatmul, "bad-rv");
+  schedule::Trace dangling;
+  dangling.instructions.push_back(
+      {schedule::InstKind::kGetLoops, {schedule::TraceArg::RV(42)}, {}, {}, {}, {1}});
+  schedule::TraceToProto(dangling, undefined.mutable_trace());
+  result = engine->Measure(undefined);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->status(), v1::MEASURE_STATUS_COMPILE_ERROR);
+  EXPECT_THAT(result->error(), HasSubstr("invalid trace"));
+
+  // The engine goes on.
+  result = engine->Measure(MakeJob(kSmallMatmul, "after"));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+}
+
+TEST(MeasurementEngine, RefusesJobsForTargetsItCannotRun) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  EXPECT_EQ(engine->target().kind(), v1::TARGET_KIND_LLVM_CPU);
+  EXPECT_THAT(engine->target().target(), HasSubstr("llvm"));
+
+  v1::MeasureJob cuda = MakeJob(kSmallMatmul, "cuda");
+  cuda.mutable_target()->set_target("cuda -arch=sm_90");
+  cuda.mutable_target()->set_kind(v1::TARGET_KIND_CUDA);
+  StatusOr<v1::MeasureResult> result = engine->Measure(cuda);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("CUDA"));
+
+  v1::MeasureJob other_arch = MakeJob(kSmallMatmul, "arm");
+  other_arch.mutable_target()->set_target("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1");
+  result = engine->Measure(other_arch);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("cannot run on this worker"));
+
+  v1::MeasureJob garbage = MakeJob(kSmallMatmul, "garbage");
+  garbage.mutable_target()->set_target("llvm -mcpu=no-such-cpu");
+  result = engine->Measure(garbage);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(), HasSubstr("no-such-cpu"));
+
+  v1::MeasureJob own = MakeJob(kSmallMatmul, "own");
+  *own.mutable_target() = engine->target();
+  result = engine->Measure(own);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK);
+}
+
+TEST(MeasurementEngine, RefusesMalformedWorkloads) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  v1::MeasureJob bad_hash = MakeJob(kSmallMatmul, "hash");
+  bad_hash.mutable_workload()->set_key_sha256(std::string(64, '0'));
+  StatusOr<v1::MeasureResult> result = engine->Measure(bad_hash);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(), HasSubstr("key_sha256"));
+
+  v1::MeasureJob bad_key = MakeJob(kSmallMatmul, "key");
+  bad_key.mutable_workload()->set_key("matmul(M=0)");
+  bad_key.mutable_workload()->clear_key_sha256();
+  result = engine->Measure(bad_key);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+
+  v1::MeasureJob bad_protocol = MakeJob(kSmallMatmul, "protocol");
+  bad_protocol.mutable_config()->set_protocol_version(kProtocolVersion + 1);
+  result = engine->Measure(bad_protocol);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("protocol version"));
+}
+
+TEST(MeasurementEngine, SubmitAndDrainDeliverEveryResultOnce) {
+  auto engine = MakeEngine({.build_slots = 2});
+  ASSERT_NE(engine, nullptr);
+  std::mutex mu;
+  std::map<std::string, int> calls;
+  std::map<std::string, v1::MeasureStatus> statuses;
+  auto submit_some = [&](int base) {
+    for (int i = 0; i < 4; ++i) {
+      const std::string id = "j" + std::to_string(base + i);
+      v1::MeasureJob job = MakeJob(i % 2 == 0 ? kSmallMatmul : "add(M=64,N=32)", id);
+      if (i == 3) {
+        schedule::Trace bad;
+        bad.instructions.push_back({schedule::InstKind::kGetBlock, {}, {}, {}, {"nope"}, {0}});
+        schedule::TraceToProto(bad, job.mutable_trace());
+      }
+      engine->Submit(job, [&, id](StatusOr<v1::MeasureResult> result) {
+        std::lock_guard lock(mu);
+        ++calls[id];
+        statuses[id] = result.ok() ? result->status() : v1::MEASURE_STATUS_UNSPECIFIED;
+      });
+    }
+  };
+  std::thread a(submit_some, 0);
+  std::thread b(submit_some, 10);
+  a.join();
+  b.join();
+  engine->Drain();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(calls.size(), 8u);
+  for (const auto& [id, n] : calls) EXPECT_EQ(n, 1) << id;
+  for (int base : {0, 10}) {
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(statuses["j" + std::to_string(base + i)], v1::MEASURE_STATUS_OK);
+    }
+    EXPECT_EQ(statuses["j" + std::to_string(base + 3)], v1::MEASURE_STATUS_COMPILE_ERROR);
+  }
+  EXPECT_EQ(engine->stats().results, 8u);
+  engine->Drain();  // nothing outstanding: returns at once
+}
+
+TEST(MeasurementEngine, MeasureFromACallbackFailsInsteadOfDeadlocking) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  std::promise<Status> inner;
+  engine->Submit(MakeJob(kSmallMatmul, "outer"), [&](StatusOr<v1::MeasureResult>) {
+    inner.set_value(engine->Measure(MakeJob(kSmallMatmul, "inner")).status());
+  });
+  engine->Drain();
+  Status status = inner.get_future().get();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(MeasurementEngine, RejectsAnUnknownEngineTarget) {
+  StatusOr<std::unique_ptr<MeasurementEngine>> engine =
+      CreateMeasurementEngine({.target = "llvm -mcpu=bogus"});
+  ASSERT_FALSE(engine.ok());
+  EXPECT_THAT(engine.status().message(), HasSubstr("bogus"));
+}
+
+TEST(MeasureConfig, DefaultsCarryTheProtocolVersion) {
+  v1::MeasureConfig config = DefaultMeasureConfig();
+  EXPECT_EQ(config.protocol_version(), kProtocolVersion);
+  EXPECT_GE(config.repeat(), 3u);
+  EXPECT_GT(config.min_repeat_ms(), 0);
+  EXPECT_TRUE(config.verify());
+  EXPECT_GT(config.run_timeout_ms(), 0u);
+
+  StatusOr<v1::MeasureConfig> unset = ResolveMeasureConfig(v1::MeasureConfig());
+  ASSERT_TRUE(unset.ok());
+  EXPECT_EQ(unset->protocol_version(), kProtocolVersion);
+  EXPECT_EQ(unset->repeat(), config.repeat());
+
+  v1::MeasureConfig zero_repeat = config;
+  zero_repeat.set_repeat(0);
+  EXPECT_THAT(ResolveMeasureConfig(zero_repeat).status().message(), HasSubstr("repeat"));
+  v1::MeasureConfig no_timeout = config;
+  no_timeout.set_run_timeout_ms(0);
+  EXPECT_FALSE(ResolveMeasureConfig(no_timeout).ok());
+}
+
+TEST(TimingProtocol, MedianOfOddAndEvenCounts) {
+  EXPECT_EQ(Median({3, 1, 2}), 2);
+  EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_EQ(Median({}), 0);
+}
+
+TEST(DeviceProbe, DescribesThisMachine) {
+  StatusOr<codegen::CpuTarget> host = codegen::HostCpuTarget();
+  ASSERT_TRUE(host.ok());
+  v1::DeviceInfo device = ProbeCpuDevice(*host);
+  EXPECT_FALSE(device.model().empty());
+  EXPECT_EQ(device.num_cores(), static_cast<uint32_t>(host->num_cores));
+  EXPECT_THAT(device.toolkit_version(), HasSubstr("LLVM"));
+  EXPECT_GT(device.memory_bytes(), 0u);
+}
+
+TEST(ExclusiveGate, ExclusiveNeverOverlapsShared) {
+  ExclusiveGate gate;
+  std::atomic<int> shared_inside{0};
+  std::atomic<bool> overlap{false};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> builders;
+  for (int i = 0; i < 3; ++i) {
+    builders.emplace_back([&] {
+      while (!stop) {
+        ExclusiveGate::Shared share(gate);
+        ++shared_inside;
+        std::this_thread::yield();
+        --shared_inside;
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) {
+    ExclusiveGate::Exclusive exclusive(gate);  // must get in despite the steady builders
+    if (shared_inside.load() != 0) overlap = true;
+  }
+  stop = true;
+  for (std::thread& t : builders) t.join();
+  EXPECT_FALSE(overlap);
+}
+
+}  // namespace
+}  // namespace tuned::worker

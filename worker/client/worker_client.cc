@@ -1,0 +1,225 @@
+#include "worker/client/worker_client.h"
+
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "common/logging.h"
+#include "common/version.h"
+#include "tuned/v1/worker_service.grpc.pb.h"
+#include "worker/client/channel.h"
+
+namespace tuned::worker {
+namespace {
+
+std::shared_ptr<spdlog::logger> Log() { return Logger("worker"); }
+
+bool IsPermanent(StatusCode code) {
+  return code == StatusCode::kUnauthenticated || code == StatusCode::kPermissionDenied ||
+         code == StatusCode::kInvalidArgument || code == StatusCode::kFailedPrecondition ||
+         code == StatusCode::kUnimplemented;
+}
+
+}  // namespace
+
+/// One stream. Writes (results from engine threads, heartbeats, the hello) are serialized by
+/// `mu`; once `closed` is set no write starts, so Finish never races a write.
+struct WorkerClient::Session {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool closed = false;
+  int heartbeat_ms = 1000;
+  std::set<std::string> running;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::ServerMessage>> stream;
+
+  // Requires mu.
+  bool WriteLocked(const v1::WorkerMessage& message) { return !closed && stream->Write(message); }
+};
+
+WorkerClient::WorkerClient(WorkerClientOptions options, MeasurementEngine& engine)
+    : options_(std::move(options)), engine_(engine) {
+  worker_id_ = options_.worker_id;
+  if (worker_id_.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    worker_id_ =
+        std::string(host) + ":" + std::to_string(getpid()) + ":" +
+        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 100000);
+  }
+}
+
+WorkerClient::~WorkerClient() { Stop(); }
+
+void WorkerClient::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  if (active_context_ != nullptr) active_context_->TryCancel();
+  cv_.notify_all();
+}
+
+WorkerClientStats WorkerClient::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {sessions_, jobs_, results_->load(), dropped_->load()};
+}
+
+Status WorkerClient::Run() {
+  int failures = 0;
+  int backoff_ms = options_.reconnect_initial_ms;
+  while (true) {
+    bool established = false;
+    Status status = RunSession(&established);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return Status::Ok();
+    }
+    if (IsPermanent(status.code())) {
+      Log()->error("worker refused by server worker={}: {}", worker_id_, status.message());
+      return status;
+    }
+    if (established) {
+      failures = 0;
+      backoff_ms = options_.reconnect_initial_ms;
+    }
+    ++failures;
+    if (options_.max_reconnects >= 0 && failures > options_.max_reconnects) {
+      return UnavailableError("gave up after " + std::to_string(failures) +
+                              " failed connection attempt(s): " + status.message());
+    }
+    Log()->warn("worker disconnected worker={} reason='{}'; reconnecting in {} ms", worker_id_,
+                status.message(), backoff_ms);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(backoff_ms), [&] { return stopping_; });
+    if (stopping_) return Status::Ok();
+    backoff_ms = std::min(backoff_ms * 2, options_.reconnect_max_ms);
+  }
+}
+
+Status WorkerClient::RunSession(bool* established) {
+  auto stub = v1::WorkerService::NewStub(options_.channel);
+  grpc::ClientContext context;
+  AddToken(context, options_.token);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Status::Ok();
+    active_context_ = &context;
+  }
+  auto session = std::make_shared<Session>();
+  session->heartbeat_ms = options_.default_heartbeat_ms;
+  session->stream = stub->Connect(&context);
+
+  v1::WorkerMessage hello;
+  v1::WorkerHello* h = hello.mutable_hello();
+  h->set_worker_id(worker_id_);
+  *h->mutable_target() = engine_.target();
+  *h->mutable_device() = engine_.device();
+  h->set_slots(options_.slots);
+  h->set_version(kTunedVersion);
+  bool hello_sent;
+  {
+    std::lock_guard<std::mutex> lock(session->mu);
+    hello_sent = session->WriteLocked(hello);
+  }
+
+  std::thread heartbeat;
+  v1::ServerMessage message;
+  while (hello_sent && session->stream->Read(&message)) {
+    switch (message.message_case()) {
+      case v1::ServerMessage::kHeartbeatIntervalMs: {
+        std::lock_guard<std::mutex> lock(session->mu);
+        session->heartbeat_ms = std::max<int>(10, int(message.heartbeat_interval_ms()));
+        if (!*established) {
+          *established = true;
+          std::lock_guard<std::mutex> stats_lock(mu_);
+          ++sessions_;
+          Log()->info("worker connected worker={} target='{}' slots={} heartbeat_ms={}", worker_id_,
+                      engine_.target().target(), options_.slots, session->heartbeat_ms);
+        }
+        if (!heartbeat.joinable())
+          heartbeat = std::thread([this, session] { HeartbeatLoop(session); });
+        break;
+      }
+      case v1::ServerMessage::kJob: {
+        const std::string job_id = message.job().job_id();
+        {
+          std::lock_guard<std::mutex> lock(session->mu);
+          session->running.insert(job_id);
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          ++jobs_;
+        }
+        Log()->debug("job received worker={} job={} attempt={}", worker_id_, job_id,
+                     message.job().attempt());
+        auto results = results_;
+        auto dropped = dropped_;
+        const std::string worker_id = worker_id_;
+        engine_.Submit(message.job(), [session, job_id, worker_id, results,
+                                       dropped](StatusOr<v1::MeasureResult> result) {
+          std::lock_guard<std::mutex> lock(session->mu);
+          if (session->running.erase(job_id) == 0 || session->closed) {
+            ++*dropped;
+            return;
+          }
+          if (!result.ok()) {
+            // Not a candidate failure but this worker's: stop renewing the lease so the job
+            // goes to another worker.
+            Logger("worker")->error("job failed on this worker job={}: {}", job_id,
+                                    result.status().message());
+            ++*dropped;
+            return;
+          }
+          v1::WorkerMessage out;
+          *out.mutable_result() = std::move(*result);
+          out.mutable_result()->set_job_id(job_id);
+          out.mutable_result()->set_worker_id(worker_id);
+          if (session->WriteLocked(out)) {
+            ++*results;
+          } else {
+            ++*dropped;
+          }
+        });
+        break;
+      }
+      case v1::ServerMessage::kCancelJobId: {
+        std::lock_guard<std::mutex> lock(session->mu);
+        session->running.erase(message.cancel_job_id());
+        break;
+      }
+      case v1::ServerMessage::MESSAGE_NOT_SET:
+        break;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(session->mu);
+    session->closed = true;
+    session->cv.notify_all();
+  }
+  if (heartbeat.joinable()) heartbeat.join();
+  grpc::Status finished = session->stream->Finish();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_context_ = nullptr;
+  }
+  if (finished.ok()) return UnavailableError("server closed the stream");
+  return FromGrpcStatus(finished, "server " + context.peer());
+}
+
+void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {
+  std::unique_lock<std::mutex> lock(session->mu);
+  while (!session->closed) {
+    session->cv.wait_for(lock, std::chrono::milliseconds(session->heartbeat_ms));
+    if (session->closed) break;
+    v1::WorkerMessage message;
+    for (const std::string& id : session->running) {
+      message.mutable_heartbeat()->add_running_job_ids(id);
+    }
+    message.mutable_heartbeat();
+    if (!session->WriteLocked(message)) break;
+  }
+}
+
+}  // namespace tuned::worker

@@ -1,0 +1,30 @@
+#include "worker/exclusive_gate.h"
+
+namespace tuned::worker {
+
+void ExclusiveGate::EnterShared() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !exclusive_ && exclusive_waiting_ == 0; });
+  ++shared_;
+}
+
+void ExclusiveGate::LeaveShared() {
+  std::lock_guard lock(mu_);
+  if (--shared_ == 0) cv_.notify_all();
+}
+
+void ExclusiveGate::EnterExclusive() {
+  std::unique_lock lock(mu_);
+  ++exclusive_waiting_;
+  cv_.wait(lock, [&] { return !exclusive_ && shared_ == 0; });
+  --exclusive_waiting_;
+  exclusive_ = true;
+}
+
+void ExclusiveGate::LeaveExclusive() {
+  std::lock_guard lock(mu_);
+  exclusive_ = false;
+  cv_.notify_all();
+}
+
+}  // namespace tuned::worker

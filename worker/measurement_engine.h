@@ -1,0 +1,88 @@
+#ifndef TUNED_WORKER_MEASUREMENT_ENGINE_H_
+#define TUNED_WORKER_MEASUREMENT_ENGINE_H_
+
+/// \file
+/// The measurement engine: turns a MeasureJob (workload + target + trace + protocol) into a
+/// MeasureResult by building the candidate (replay, lower, LLVM JIT), running it isolated from
+/// the worker, checking its output against the workload's reference and timing it with the
+/// protocol of docs/architecture.md. Used by `tuned-worker` (over gRPC) and by the embedded
+/// `tuned tune` alike; it knows nothing of the search or the server.
+///
+/// Candidate failures are results, not errors: COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT and
+/// WRONG_RESULT come back in MeasureResult.status with a one-line reason. Builds of several
+/// jobs may overlap; timing runs one candidate at a time, never alongside a build.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "tuned/v1/measure.pb.h"
+#include "tuned/v1/target.pb.h"
+
+namespace tuned::worker {
+
+struct EngineOptions {
+  /// Target to measure for; empty: the host's detected target.
+  std::string target;
+  /// Jobs built concurrently (timing is always exclusive).
+  int build_slots = 1;
+  /// Identifies this worker in results.
+  std::string worker_id;
+  /// Address space a candidate's process may map beyond the worker's own, bytes (RLIMIT_AS in
+  /// the measurement child); a kernel that needs more ends as RUNTIME_ERROR. 0: no limit.
+  uint64_t memory_limit_bytes = uint64_t{4} << 30;
+  /// Workloads of at most this many flops are verified against the float64 evaluator, larger
+  /// ones against their compiled default schedule (worker/reference_cache.h).
+  double reference_max_evaluator_flops = 2e7;
+  /// Workloads (key, seed) whose inputs and reference output stay cached.
+  size_t reference_cache_entries = 8;
+  /// Wall-clock limit of running one compiled reference, seconds.
+  double reference_timeout_seconds = 300;
+};
+
+/// Where an engine's time went, summed over the results it delivered (for benchmarks and logs).
+struct EngineStats {
+  uint64_t results = 0;            // results delivered (errors excluded)
+  double build_seconds = 0;        // building candidates
+  double kernel_seconds = 0;       // kernels running: first run, warm-up, calibration, repeats
+  double child_seconds = 0;        // measurement children alive (fork to reap)
+  int reference_computations = 0;  // workload references computed
+};
+
+class MeasurementEngine {
+ public:
+  virtual ~MeasurementEngine() = default;
+
+  /// The target this engine measures for, and the device it runs on.
+  virtual const v1::Target& target() const = 0;
+  virtual const v1::DeviceInfo& device() const = 0;
+
+  /// Builds, verifies and times one job synchronously. A job for a target this engine cannot
+  /// run gets an error Status (not a result); everything the candidate does wrong is a result.
+  /// The job queues behind submitted ones; called from a `done` callback it would wait for
+  /// itself, so it fails there with FailedPrecondition.
+  virtual StatusOr<v1::MeasureResult> Measure(const v1::MeasureJob& job) = 0;
+
+  /// Queues a job; `done` is called (from an engine thread) with its result or error. Thread-safe.
+  virtual void Submit(v1::MeasureJob job,
+                      std::function<void(StatusOr<v1::MeasureResult>)> done) = 0;
+
+  /// Waits until every submitted job has called its `done`.
+  virtual void Drain() = 0;
+
+  /// Counters of the work done so far; engines that keep none return zeros.
+  virtual EngineStats stats() const { return {}; }
+};
+
+/// Starts an engine (probing the device, starting its threads).
+StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options);
+
+/// The measurement protocol's defaults (see docs/architecture.md, "Measurement protocol").
+v1::MeasureConfig DefaultMeasureConfig();
+
+}  // namespace tuned::worker
+
+#endif  // TUNED_WORKER_MEASUREMENT_ENGINE_H_

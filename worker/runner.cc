@@ -1,0 +1,156 @@
+#include "worker/runner.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "compiler/runtime/aligned_buffer.h"
+#include "worker/tensor_data.h"
+
+namespace tuned::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum Phase : uint32_t { kStarting = 0, kFirstRun = 1, kTiming = 2, kDone = 3 };
+
+// What the child reports through shared memory; the output follows at kOutputOffset.
+struct RunHeader {
+  uint32_t phase;
+  uint32_t number;
+  uint32_t repeats;
+  double kernel_seconds;
+  double repeat_seconds[kMaxRepeat];
+};
+constexpr size_t kOutputOffset = (sizeof(RunHeader) + 63) / 64 * 64;
+
+const char* PhaseName(uint32_t phase) {
+  switch (phase) {
+    case kStarting:
+      return "before the first run";
+    case kFirstRun:
+      return "in the first (verification) run";
+    case kTiming:
+      return "while timing";
+    default:
+      return "after timing";
+  }
+}
+
+std::string LastLine(const std::string& text) {
+  std::string trimmed = text;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) trimmed.pop_back();
+  size_t newline = trimmed.rfind('\n');
+  return newline == std::string::npos ? trimmed : trimmed.substr(newline + 1);
+}
+
+bool LooksLikeMemoryExhaustion(const std::string& stderr_tail) {
+  return stderr_tail.find("out of memory") != std::string::npos ||
+         stderr_tail.find("bad_alloc") != std::string::npos ||
+         stderr_tail.find("Cannot allocate memory") != std::string::npos;
+}
+
+// The child's side: everything between fork and _exit.
+int ChildMain(const RunRequest& request, void* shared, uint8_t* flush, size_t flush_bytes) {
+  auto* header = static_cast<RunHeader*>(shared);
+  const size_t output_bytes = BufferBytes(request.output);
+  runtime::AlignedBuffer output(std::max<size_t>(output_bytes, 1));
+  std::memset(output.data(), 0xff, output_bytes);
+  std::vector<void*> args;
+  args.reserve(request.inputs.size() + 1);
+  for (const void* input : request.inputs) args.push_back(const_cast<void*>(input));
+  args.push_back(output.data());
+
+  header->phase = kFirstRun;
+  const Clock::time_point start = Clock::now();
+  request.entry(args.data());
+  const double first_run = std::chrono::duration<double>(Clock::now() - start).count();
+  std::memcpy(static_cast<uint8_t*>(shared) + kOutputOffset, output.data(), output_bytes);
+  header->kernel_seconds = first_run;
+  if (request.time_kernel) {
+    header->phase = kTiming;
+    KernelTiming timing = TimeKernel(request.entry, args.data(), request.config, flush, flush_bytes);
+    header->number = timing.number;
+    header->repeats = static_cast<uint32_t>(timing.repeat_seconds.size());
+    std::copy(timing.repeat_seconds.begin(), timing.repeat_seconds.end(), header->repeat_seconds);
+    header->kernel_seconds += timing.kernel_seconds;
+  }
+  header->phase = kDone;
+  return 0;
+}
+
+}  // namespace
+
+Runner::Runner(uint64_t memory_limit_bytes, size_t flush_bytes)
+    : memory_limit_bytes_(memory_limit_bytes), flush_bytes_(flush_bytes) {}
+
+StatusOr<RunOutcome> Runner::Run(const RunRequest& request) {
+  const size_t output_bytes = BufferBytes(request.output);
+  TUNED_RETURN_IF_ERROR(results_.Reserve(kOutputOffset + std::max<size_t>(output_bytes, 64)));
+  std::memset(results_.data(), 0, sizeof(RunHeader));
+  uint8_t* flush = nullptr;
+  if (request.time_kernel && request.config.flush_cache() && flush_bytes_ > 0) {
+    TUNED_RETURN_IF_ERROR(flush_.Reserve(flush_bytes_));
+    flush = static_cast<uint8_t*>(flush_.data());
+  }
+  void* shared = results_.data();
+  const size_t flush_bytes = flush_bytes_;
+  TUNED_ASSIGN_OR_RETURN(
+      ChildOutcome child,
+      RunInChild([&] { return ChildMain(request, shared, flush, flush_bytes); },
+                 SandboxLimits{request.timeout_seconds, memory_limit_bytes_}));
+
+  const auto* header = static_cast<const RunHeader*>(shared);
+  RunOutcome outcome;
+  outcome.child_seconds = child.wall_seconds;
+  const std::string where = PhaseName(header->phase);
+  const std::string said = LastLine(child.stderr_tail);
+  const std::string memory_limit =
+      std::to_string(memory_limit_bytes_ >> 20) + " MiB memory limit";
+  switch (child.kind) {
+    case ChildOutcome::Kind::kTimedOut:
+      outcome.status = v1::MEASURE_STATUS_TIMEOUT;
+      outcome.error = "kernel still running " + where + " after the run timeout of " +
+                      std::to_string(static_cast<int64_t>(request.timeout_seconds * 1000)) +
+                      " ms; killed";
+      return outcome;
+    case ChildOutcome::Kind::kSignaled: {
+      outcome.status = v1::MEASURE_STATUS_RUNTIME_ERROR;
+      const char* description = sigdescr_np(child.signal);
+      outcome.error = "kernel killed by " + SignalName(child.signal) +
+                      (description != nullptr ? std::string(" (") + description + ")" : "") + " " +
+                      where;
+      if (memory_limit_bytes_ > 0 && LooksLikeMemoryExhaustion(child.stderr_tail)) {
+        outcome.error = "kernel exceeded the " + memory_limit + " " + where + " (" +
+                        SignalName(child.signal) + ")";
+      }
+      if (!said.empty()) outcome.error += ": " + said;
+      return outcome;
+    }
+    case ChildOutcome::Kind::kExited:
+      break;
+  }
+  if (child.exit_code != 0 || header->phase != kDone) {
+    outcome.status = v1::MEASURE_STATUS_RUNTIME_ERROR;
+    outcome.error = "measurement child exited with code " + std::to_string(child.exit_code) + " " +
+                    where;
+    if (memory_limit_bytes_ > 0 && LooksLikeMemoryExhaustion(child.stderr_tail)) {
+      outcome.error = "kernel exceeded the " + memory_limit + " " + where;
+    }
+    if (!said.empty()) outcome.error += ": " + said;
+    return outcome;
+  }
+  outcome.status = v1::MEASURE_STATUS_OK;
+  outcome.output =
+      FromKernelBuffer(request.output, static_cast<const uint8_t*>(shared) + kOutputOffset);
+  outcome.timing.number = header->number;
+  outcome.timing.kernel_seconds = header->kernel_seconds;
+  outcome.timing.repeat_seconds.assign(header->repeat_seconds,
+                                       header->repeat_seconds + header->repeats);
+  return outcome;
+}
+
+}  // namespace tuned::worker

@@ -1,0 +1,67 @@
+#ifndef TUNED_WORKER_RUNNER_H_
+#define TUNED_WORKER_RUNNER_H_
+
+/// \file
+/// Runs one built candidate in a child process (sandbox.h) and brings back its output and its
+/// times. In the child: the output buffer is filled with 0xff bytes (NaN for floats, so an
+/// element the kernel never writes fails verification), the kernel runs once and that output
+/// is copied to shared memory for the parent to verify, then the timing protocol
+/// (timing_protocol.h) runs. The parent turns how the child ended into a status: a signal is
+/// RUNTIME_ERROR naming it, a memory-limit breach RUNTIME_ERROR saying so, the run timeout
+/// TIMEOUT (the child is killed).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/ir/ir.h"
+#include "tuned/v1/measure.pb.h"
+#include "worker/sandbox.h"
+#include "worker/timing_protocol.h"
+
+namespace tuned::worker {
+
+struct RunRequest {
+  KernelEntry entry = nullptr;
+  /// Input buffers in argument order (typed, 64-byte aligned); the child may not change them.
+  std::vector<const void*> inputs;
+  ir::Buffer output;
+  /// A resolved protocol (ResolveMeasureConfig).
+  v1::MeasureConfig config;
+  /// False: only the first run, for its output (reference computation).
+  bool time_kernel = true;
+  double timeout_seconds = 10;
+};
+
+struct RunOutcome {
+  /// MEASURE_STATUS_OK, _RUNTIME_ERROR or _TIMEOUT.
+  v1::MeasureStatus status = v1::MEASURE_STATUS_UNSPECIFIED;
+  std::string error;           // one line, when not OK
+  std::vector<double> output;  // the first run's output, when OK
+  KernelTiming timing;         // kernel_seconds includes the first run
+  double child_seconds = 0;    // fork to reap
+};
+
+class Runner {
+ public:
+  /// `memory_limit_bytes`: address space a candidate may add (0: unlimited); `flush_bytes`:
+  /// size of the buffer written through to flush the caches.
+  Runner(uint64_t memory_limit_bytes, size_t flush_bytes);
+
+  /// Runs `request` in a child. Not thread-safe: one run at a time, with nothing else of the
+  /// worker running (the engine holds its ExclusiveGate exclusively). Errors only when no
+  /// child could be started.
+  StatusOr<RunOutcome> Run(const RunRequest& request);
+
+ private:
+  uint64_t memory_limit_bytes_;
+  size_t flush_bytes_;
+  SharedMemory results_;  // RunHeader, then the output
+  SharedMemory flush_;    // created on first use, shared so children never copy it
+};
+
+}  // namespace tuned::worker
+
+#endif  // TUNED_WORKER_RUNNER_H_

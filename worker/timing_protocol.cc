@@ -1,0 +1,116 @@
+#include "worker/timing_protocol.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "worker/measurement_engine.h"
+
+namespace tuned::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double TimeRuns(KernelEntry entry, void* const* args, uint32_t number) {
+  const Clock::time_point start = Clock::now();
+  for (uint32_t i = 0; i < number; ++i) entry(args);
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Read-modify-write of every cache line: stores alone may bypass the caches (non-temporal
+// memset), which would leave the kernel's data cached.
+void FlushCaches(uint8_t* flush, size_t bytes) {
+  volatile uint8_t* p = flush;
+  for (size_t i = 0; i < bytes; i += 64) p[i] = static_cast<uint8_t>(p[i] + 1);
+}
+
+}  // namespace
+
+v1::MeasureConfig DefaultMeasureConfig() {
+  // The figures behind each default are in docs/architecture.md, "Measurement worker".
+  v1::MeasureConfig config;
+  config.set_protocol_version(kProtocolVersion);
+  config.set_warmup(1);
+  config.set_number(1);
+  config.set_repeat(5);
+  config.set_min_repeat_ms(10);
+  config.set_flush_cache(false);
+  config.set_build_timeout_ms(10'000);
+  config.set_run_timeout_ms(10'000);
+  config.set_verify(true);
+  config.set_seed(1);
+  return config;
+}
+
+StatusOr<v1::MeasureConfig> ResolveMeasureConfig(const v1::MeasureConfig& requested) {
+  if (requested.protocol_version() == 0) return DefaultMeasureConfig();
+  if (requested.protocol_version() != kProtocolVersion) {
+    return InvalidArgumentError("measure config: protocol version " +
+                                std::to_string(requested.protocol_version()) +
+                                " is not supported by this worker (version " +
+                                std::to_string(kProtocolVersion) + ")");
+  }
+  if (requested.repeat() < 1 || requested.repeat() > kMaxRepeat) {
+    return InvalidArgumentError("measure config: repeat must be in [1, " +
+                                std::to_string(kMaxRepeat) + "], got " +
+                                std::to_string(requested.repeat()));
+  }
+  if (requested.number() > kMaxNumber) {
+    return InvalidArgumentError("measure config: number must be at most " +
+                                std::to_string(kMaxNumber));
+  }
+  if (!std::isfinite(requested.min_repeat_ms()) || requested.min_repeat_ms() < 0) {
+    return InvalidArgumentError("measure config: min_repeat_ms must be a non-negative number");
+  }
+  if (requested.build_timeout_ms() == 0 || requested.run_timeout_ms() == 0) {
+    return InvalidArgumentError("measure config: build_timeout_ms and run_timeout_ms must be > 0");
+  }
+  v1::MeasureConfig config = requested;
+  if (config.number() == 0) config.set_number(1);
+  return config;
+}
+
+KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureConfig& config,
+                        uint8_t* flush, size_t flush_bytes) {
+  KernelTiming timing;
+  const Clock::time_point start = Clock::now();
+  for (uint32_t i = 0; i < config.warmup(); ++i) entry(args);
+
+  uint32_t number = std::max<uint32_t>(config.number(), 1);
+  const double min_seconds = config.min_repeat_ms() / 1000.0;
+  double flush_seconds = 0;
+  if (min_seconds > 0) {
+    while (number < kMaxNumber) {
+      const double t = TimeRuns(entry, args, number);
+      if (t >= min_seconds) break;
+      // Aim 20% past the target so timer noise rarely needs another round; grow at least 2x
+      // and at most 100x per round so a first, unrepresentative run cannot overshoot wildly.
+      const double growth = t > 0 ? std::clamp(1.2 * min_seconds / t, 2.0, 100.0) : 100.0;
+      number = static_cast<uint32_t>(
+          std::min<double>(std::ceil(number * growth), static_cast<double>(kMaxNumber)));
+    }
+  }
+  timing.number = number;
+
+  timing.repeat_seconds.reserve(config.repeat());
+  for (uint32_t r = 0; r < config.repeat(); ++r) {
+    if (config.flush_cache() && flush != nullptr) {
+      const Clock::time_point flush_start = Clock::now();
+      FlushCaches(flush, flush_bytes);
+      flush_seconds += std::chrono::duration<double>(Clock::now() - flush_start).count();
+    }
+    timing.repeat_seconds.push_back(TimeRuns(entry, args, number) / number);
+  }
+  timing.kernel_seconds =
+      std::chrono::duration<double>(Clock::now() - start).count() - flush_seconds;
+  return timing;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace tuned::worker

@@ -1,0 +1,56 @@
+#ifndef TUNED_WORKER_TIMING_PROTOCOL_H_
+#define TUNED_WORKER_TIMING_PROTOCOL_H_
+
+/// \file
+/// The measurement protocol (DESIGN.md, "Measurement protocol"; docs/architecture.md,
+/// "Measurement worker"), version kProtocolVersion, as it runs inside the measurement child:
+///
+///   1. `warmup` untimed runs;
+///   2. calibration: `number` (starting at config.number) grows until `number` back-to-back runs
+///      last at least `min_repeat_ms`; calibration runs are not recorded;
+///   3. `repeat` timed repeats of `number` runs each, the caches flushed before each repeat when
+///      `flush_cache` is set (flushing is not timed); repeat i records the mean time of one run;
+///   4. the median of the repeats is what ranks candidates.
+/// The verification run that produces the checked output precedes all of this (runner.cc).
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "tuned/v1/measure.pb.h"
+
+namespace tuned::worker {
+
+/// Version of the protocol above; stored in every MeasureConfig this worker reports.
+inline constexpr uint32_t kProtocolVersion = 1;
+/// Most repeats one job may ask for (they travel back through a fixed-size shared header).
+inline constexpr uint32_t kMaxRepeat = 1000;
+/// Most runs per repeat calibration may reach.
+inline constexpr uint32_t kMaxNumber = 100'000'000;
+
+/// The job's protocol with the defaults filled in: a config whose protocol_version is 0 (unset
+/// on the wire) means "the worker's defaults" and is replaced by DefaultMeasureConfig(); any
+/// other version must be kProtocolVersion. Errors (InvalidArgument) name the bad field.
+StatusOr<v1::MeasureConfig> ResolveMeasureConfig(const v1::MeasureConfig& requested);
+
+/// What the protocol measured.
+struct KernelTiming {
+  uint32_t number = 0;                 // runs per repeat after calibration
+  std::vector<double> repeat_seconds;  // mean seconds of one run, per repeat
+  double kernel_seconds = 0;           // every kernel run of steps 1-3 together
+};
+
+using KernelEntry = void (*)(void* const* args);
+
+/// Runs steps 1-3 on `entry(args)`. `flush` (may be null) is written through, one cache line at
+/// a time, before every repeat when config.flush_cache is set.
+KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureConfig& config,
+                        uint8_t* flush, size_t flush_bytes);
+
+/// Median of `values` (mean of the middle two for an even count); 0 for none.
+double Median(std::vector<double> values);
+
+}  // namespace tuned::worker
+
+#endif  // TUNED_WORKER_TIMING_PROTOCOL_H_

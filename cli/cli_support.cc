@@ -1,11 +1,21 @@
 #include "cli/cli_support.h"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "common/logging.h"
 #include "common/version.h"
 
 namespace tuned::cli {
+
+StatusOr<std::string> ReadTextFile(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("cannot read " + what + " " + path);
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
 
 int ReportError(const Status& status) {
   if (status.ok()) return kExitOk;

@@ -20,6 +20,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
+/// The whole contents of a file; NotFound naming `what` and the path when it cannot be read.
+StatusOr<std::string> ReadTextFile(const std::string& path, const std::string& what);
+
 /// Prints "tuned: <message>" on stderr and returns the exit code of the convention.
 int ReportError(const Status& status);
 

@@ -21,20 +21,12 @@ struct LowerOptions {
   bool json = false;
 };
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot read trace file " + path);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
 Status RunLower(const LowerOptions& options) {
   TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(options.workload));
   auto workload = std::make_shared<const ir::Workload>(std::move(parsed));
   schedule::Schedule sch(workload, /*seed=*/0);
   if (!options.trace_file.empty()) {
-    TUNED_ASSIGN_OR_RETURN(std::string text, ReadFile(options.trace_file));
+    TUNED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(options.trace_file, "trace file"));
     TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, schedule::TraceFromJson(text));
     StatusOr<schedule::Schedule> replayed = schedule::ReplayTrace(workload, trace);
     if (!replayed.ok()) return replayed.status().WithContext(options.trace_file);

@@ -30,14 +30,6 @@ struct MeasureOptions {
   bool seed_set = false;
 };
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot read trace file " + path);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
 StatusOr<nlohmann::json> ToJson(const google::protobuf::Message& message) {
   std::string text;
   google::protobuf::util::JsonPrintOptions options;
@@ -101,7 +93,7 @@ Status RunMeasure(const MeasureOptions& options) {
   job.set_job_id("cli");
   *job.mutable_workload() = worker::WorkloadMessage(workload);
   if (!options.trace_file.empty()) {
-    TUNED_ASSIGN_OR_RETURN(std::string text, ReadFile(options.trace_file));
+    TUNED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(options.trace_file, "trace file"));
     StatusOr<schedule::Trace> trace = schedule::TraceFromJson(text);
     if (!trace.ok()) return trace.status().WithContext(options.trace_file);
     schedule::TraceToProto(*trace, job.mutable_trace());

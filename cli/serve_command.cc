@@ -10,7 +10,6 @@
 
 #include "common/logging.h"
 #include "compiler/codegen/llvm/cpu_target.h"
-#include "server/search/search_strategy.h"
 #include "worker/client/channel.h"
 #include "worker/measurement_engine.h"
 
@@ -121,9 +120,12 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServeConfig& con
   stack->dispatcher_->StartLeaseChecker();
 
   tasks::TaskManagerOptions options;
-  // The search of every task. The evolutionary search plugs in here.
-  options.strategy_factory = [](const search::SearchContext& context, const v1::SearchOptions&) {
-    return search::MakeRandomSearch(context);
+  // The search of every task: evolutionary with the target's shared, persisted cost model
+  // (or random sampling when a task asks for it).
+  stack->models_ = std::make_unique<search::ModelRegistry>(stack->database_.get());
+  options.strategy_factory = [models = stack->models_.get()](const search::SearchContext& context,
+                                                             const v1::SearchOptions& search_options) {
+    return search::MakeTaskSearch(context, search_options, *models);
   };
   options.default_measure = worker::DefaultMeasureConfig();
   options.canonicalize_target = CanonicalTarget;

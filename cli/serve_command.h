@@ -12,6 +12,7 @@
 #include "cli/cli_support.h"
 #include "common/status.h"
 #include "server/dispatch/dispatcher.h"
+#include "server/search/model_registry.h"
 #include "server/service/server.h"
 #include "server/tasks/task_manager.h"
 #include "tuning_db/database.h"
@@ -48,6 +49,7 @@ class ServerStack {
   ServerStack() = default;
 
   std::unique_ptr<db::Database> database_;
+  std::unique_ptr<search::ModelRegistry> models_;  // outlives the tasks that search with it
   std::unique_ptr<dispatch::Dispatcher> dispatcher_;
   std::unique_ptr<tasks::TaskManager> tasks_;
   std::unique_ptr<server::TunedServer> server_;

@@ -35,6 +35,7 @@ struct TuneFlags {
   std::string tls_ca;
   bool json = false;
   uint32_t batch_size = 0;
+  std::string search = "evolutionary";
   uint64_t seed = 0;
   uint32_t repeat = 0;
   double min_repeat_ms = -1;
@@ -233,6 +234,7 @@ Status RunTune(const TuneFlags& flags) {
   spec.set_trial_budget(flags.trials);
   spec.mutable_search()->set_seed(flags.seed);
   spec.mutable_search()->set_batch_size(flags.batch_size);
+  spec.mutable_search()->set_strategy(flags.search);
   if (flags.repeat > 0 || flags.min_repeat_ms >= 0) {
     *spec.mutable_measure() = worker::DefaultMeasureConfig();
     if (flags.repeat > 0) spec.mutable_measure()->set_repeat(flags.repeat);
@@ -317,6 +319,10 @@ void RegisterTuneCommand(Program& program) {
   cmd->add_option("--batch-size", flags->batch_size,
                   "Candidates per search round (0: server default)");
   cmd->add_option("--seed", flags->seed, "Seed of the search")->capture_default_str();
+  cmd->add_option("--search", flags->search,
+                  "evolutionary (cost-model guided) or random (uniform samples of the design space)")
+      ->check(CLI::IsMember({"evolutionary", "random"}))
+      ->capture_default_str();
   cmd->add_option("--repeat", flags->repeat, "Timed repeats per candidate (default: protocol's)");
   cmd->add_option("--min-repeat-ms", flags->min_repeat_ms,
                   "Minimum duration of one repeat, ms (default: protocol's)");

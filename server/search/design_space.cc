@@ -15,6 +15,9 @@ using schedule::Stage;
 
 // Largest innermost tile of a non-vectorized spatial loop (register rows).
 constexpr int kMaxInnerRows = 8;
+// Most vectors per row of a register tile (with kMaxInnerRows rows: the 16 vector registers
+// of AVX2 are 4 x 4 accumulators).
+constexpr int kMaxInnerVectors = 4;
 // Largest reduction tile kept in cache between reuses.
 constexpr int kMaxInnerReduce = 64;
 
@@ -96,8 +99,10 @@ std::string EpilogueOf(const Schedule& sch, int stage) {
 Status TileReduction(Schedule& sch, const std::string& name, const SearchContext& ctx, bool pack) {
   TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
   int stage = sch.StageOf(block);
+  // Read what is needed now: primitives below add stages and invalidate references into them.
   const Stage& st = sch.state().stages[stage];
   const size_t num_spatial = st.axes.size();
+  const int64_t last_extent = num_spatial ? st.axes.back().extent : 0;
   const ir::VarNode* innermost_axis = num_spatial ? st.axes.back().var.get() : nullptr;
   int pack_index = pack && innermost_axis ? PackCandidate(sch, stage, innermost_axis) : -1;
   if (pack && pack_index < 0) return InvalidArgumentError("no input to pack");
@@ -107,10 +112,21 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
   TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
   std::vector<LoopRV> outer, middle, inner, reduce_outer, reduce_inner;
   Status status;
+  std::vector<LoopRV> lanes;  // the vector lanes of the last spatial loop, innermost of all
   for (size_t l = 0; l < loops.size(); ++l) {
     if (l < num_spatial) {
       bool last = l + 1 == num_spatial;
-      auto parts = TileLoop(sch, loops[l], 3, last ? 4 * ctx.vector_lanes : kMaxInnerRows, status);
+      LoopRV loop = loops[l];
+      int max_inner = last ? 4 * ctx.vector_lanes : kMaxInnerRows;
+      if (last && last_extent % ctx.vector_lanes == 0 && last_extent > ctx.vector_lanes) {
+        // Whole vectors only: the lanes are split off first, and the register tile holds up to
+        // four vectors of them.
+        TUNED_ASSIGN_OR_RETURN(auto split, sch.Split(loop, {Factor{}, Factor{int64_t(ctx.vector_lanes)}}));
+        loop = split[0];
+        lanes.push_back(split[1]);
+        max_inner = kMaxInnerVectors;
+      }
+      auto parts = TileLoop(sch, loop, 3, max_inner, status);
       TUNED_RETURN_IF_ERROR(status);
       outer.push_back(parts[0]);
       middle.push_back(parts[1]);
@@ -123,7 +139,7 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
     }
   }
   std::vector<LoopRV> order;
-  for (auto* level : {&outer, &middle, &reduce_outer, &reduce_inner, &inner}) {
+  for (auto* level : {&outer, &middle, &reduce_outer, &reduce_inner, &inner, &lanes}) {
     order.insert(order.end(), level->begin(), level->end());
   }
   TUNED_RETURN_IF_ERROR(sch.Reorder(order));
@@ -142,7 +158,11 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
     TUNED_ASSIGN_OR_RETURN(auto panel_loops, sch.GetLoops(panel));
     TUNED_RETURN_IF_ERROR(sch.Vectorize(panel_loops.back()));
   }
-  if (!inner.empty()) TUNED_RETURN_IF_ERROR(sch.Vectorize(inner.back()));
+  if (!lanes.empty()) {
+    TUNED_RETURN_IF_ERROR(sch.Vectorize(lanes.back()));
+  } else if (!inner.empty()) {
+    TUNED_RETURN_IF_ERROR(sch.Vectorize(inner.back()));
+  }
   if (!middle.empty()) {
     std::vector<double> probs(UnrollSteps().size(), 1.0 / double(UnrollSteps().size()));
     TUNED_ASSIGN_OR_RETURN(auto unroll, sch.SampleCategorical(UnrollSteps(), probs));

@@ -146,6 +146,8 @@ StatusOr<v1::TaskStatus> TaskManager::Submit(v1::TaskSpec spec) {
 void TaskManager::StartRunner(const v1::TaskStatus& status) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return;
+  // Finished tasks are served from the database; join their threads.
+  std::erase_if(runners_, [](const auto& entry) { return entry.second->finished(); });
   auto runner = std::make_shared<Runner>(*this, status);
   runners_[status.task_id()] = runner;
   runner->Start();

@@ -104,7 +104,7 @@ bool TaskManager::Runner::Stopping() {
 
 StatusOr<v1::TaskStatus> TaskManager::Runner::Cancel() {
   std::unique_lock<std::mutex> lock(mu_);
-  if (finished_ || cancelled_) {
+  if (final_ || cancelled_) {
     return FailedPreconditionError("task '" + status_.task_id() + "' has already finished (" +
                                    v1::TaskState_Name(status_.state()) + ")");
   }
@@ -119,6 +119,11 @@ StatusOr<v1::TaskStatus> TaskManager::Runner::Cancel() {
   Log()->info("task cancelled task={} trials={}", snapshot.task_id(), snapshot.trials_done());
   if (!saved.ok()) return saved;
   return snapshot;
+}
+
+bool TaskManager::Runner::finished() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return finished_;
 }
 
 v1::TaskStatus TaskManager::Runner::Snapshot() {
@@ -151,7 +156,7 @@ void TaskManager::Runner::Run() {
                 status_.spec().trial_budget());
     return;
   }
-  finished_ = true;
+  final_ = true;
   status_.set_updated_unix_ms(UnixMs());
   if (result.ok()) {
     status_.set_state(v1::TASK_STATE_SUCCEEDED);
@@ -166,6 +171,7 @@ void TaskManager::Runner::Run() {
   if (!saved.ok()) {
     Log()->error("task {}: saving the final state failed: {}", task_id, saved.message());
   }
+  finished_ = true;  // Only now may the manager drop this runner and read the database.
 }
 
 Status TaskManager::Runner::RunSearch() {

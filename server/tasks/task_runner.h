@@ -37,6 +37,8 @@ class TaskManager::Runner {
   /// User cancel: saves CANCELLED and stops. FailedPrecondition when already finished.
   StatusOr<v1::TaskStatus> Cancel();
   v1::TaskStatus Snapshot();
+  /// Whether the task reached a final state (its thread is ending or has ended).
+  bool finished();
 
  private:
   /// Results delivered by the dispatcher's callbacks; shared with them so a late callback never
@@ -67,7 +69,8 @@ class TaskManager::Runner {
   std::mutex mu_;  // Guards status_ and the flags below.
   v1::TaskStatus status_;
   bool cancelled_ = false;
-  bool finished_ = false;
+  bool final_ = false;     // The final state is decided (a cancel comes too late).
+  bool finished_ = false;  // The final state is saved; the thread is ending.
   std::thread thread_;
 };
 

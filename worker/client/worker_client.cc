@@ -100,6 +100,8 @@ Status WorkerClient::Run() {
 
 Status WorkerClient::RunSession(bool* established) {
   auto stub = v1::WorkerService::NewStub(options_.channel);
+  // No deadline: the stream lives as long as the worker. A dead server is noticed by the
+  // channel's keepalive pings (channel.cc) and the server drops a silent worker by heartbeats.
   grpc::ClientContext context;
   AddToken(context, options_.token);
   {

@@ -35,6 +35,7 @@
 
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
 #include "compiler/ir/op_library.h"
@@ -53,7 +54,6 @@
 namespace tuned::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using costmodel::CostModel;
 using schedule::Factor;
 using schedule::LoopRV;
@@ -67,19 +67,6 @@ struct Options {
   int splits = 5;
   bool skip_quality = false;
 };
-
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-template <typename T>
-T Unwrap(StatusOr<T> value, const char* what) {
-  if (!value.ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, value.status().ToString().c_str());
-    std::exit(1);
-  }
-  return std::move(value).value();
-}
 
 void CheckOk(const Status& status, const char* what) {
   if (!status.ok()) {

@@ -34,6 +34,7 @@
 
 #include <cblas.h>
 
+#include "bench/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
@@ -47,7 +48,6 @@
 namespace tuned::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using codegen::JitKernel;
 using codegen::LlvmJit;
 using schedule::Factor;
@@ -68,34 +68,6 @@ struct Options {
                                               {1, 4096, 4096}};
 };
 
-struct Timing {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-};
-
-// The measurement protocol of the worker: warm up, then `repeats` repeats of `number` runs each,
-// `number` grown until one repeat lasts at least min_repeat_ms; per-run times of each repeat.
-Timing Measure(const std::function<void()>& run, const Options& options, int repeats) {
-  run();
-  int number = 1;
-  for (;;) {
-    Clock::time_point start = Clock::now();
-    for (int i = 0; i < number; ++i) run();
-    double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    if (ms >= options.min_repeat_ms || number >= (1 << 20)) break;
-    number *= 2;
-  }
-  std::vector<double> times;
-  for (int r = 0; r < repeats; ++r) {
-    Clock::time_point start = Clock::now();
-    for (int i = 0; i < number; ++i) run();
-    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count() / number);
-  }
-  std::sort(times.begin(), times.end());
-  return {times[times.size() / 2], times.front(), times.back()};
-}
-
-double Gflops(double flops, double ms) { return flops / (ms * 1e6); }
-
 #define BENCH_CHECK_OK(expr)                                                            \
   do {                                                                                   \
     ::tuned::Status bench_status_ = (expr);                                              \
@@ -104,15 +76,6 @@ double Gflops(double flops, double ms) { return flops / (ms * 1e6); }
       std::exit(1);                                                                      \
     }                                                                                    \
   } while (0)
-
-template <typename T>
-T Unwrap(StatusOr<T> value, const char* what) {
-  if (!value.ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, value.status().ToString().c_str());
-    std::exit(1);
-  }
-  return std::move(value).value();
-}
 
 // The hand-written schedule. Loop nest (for M >= tile_m):
 //   parallel j_o
@@ -186,7 +149,8 @@ std::string Format(const Timing& t, double flops) {
 void BenchLaunchOverhead(const Options& options, int threads) {
   static std::atomic<int64_t> sink{0};
   auto body = [](int64_t begin, int64_t end, void*) { sink += end - begin; };
-  Timing omp = Measure([&] { tuned_parallel_for(threads, threads, body, nullptr); }, options, 5);
+  Timing omp = Measure([&] { tuned_parallel_for(threads, threads, body, nullptr); },
+                       options.min_repeat_ms, 5);
 
   Timing spawn = Measure(
       [&] {
@@ -195,7 +159,7 @@ void BenchLaunchOverhead(const Options& options, int threads) {
         body(0, 1, nullptr);
         for (std::thread& t : pool) t.join();
       },
-      options, 5);
+      options.min_repeat_ms, 5);
 
   struct Pool {
     std::mutex mu;
@@ -232,7 +196,7 @@ void BenchLaunchOverhead(const Options& options, int threads) {
         std::unique_lock<std::mutex> lock(pool.mu);
         pool.done.wait(lock, [&] { return pool.pending == 0; });
       },
-      options, 5);
+      options.min_repeat_ms, 5);
   {
     std::lock_guard<std::mutex> lock(pool.mu);
     pool.stop = true;
@@ -363,7 +327,8 @@ int Main(int argc, char** argv) {
         lower::LoweredFunc naive =
             Unwrap(lower::Lower(schedule::Schedule(workload, 0), "gemm_naive"), "lower naive");
         auto kernel = Unwrap(jit->Compile(naive), "compile naive");
-        Timing t = Measure([&] { (void)kernel->Run(args); }, options, std::min(options.repeats, 3));
+        Timing t = Measure([&] { (void)kernel->Run(args); }, options.min_repeat_ms,
+                           std::min(options.repeats, 3));
         naive_text = Format(t, flops);
       }
       // A 4x16 register tile (8 ymm accumulators on AVX2) over a packed B panel; for a matrix-
@@ -385,9 +350,10 @@ int Main(int argc, char** argv) {
         std::fprintf(stderr, "hand schedule of %s is wrong: max relative error %g\n", spec, error);
         return 1;
       }
-      Timing hand_t = Measure([&] { (void)kernel->Run(args); }, options, options.repeats);
+      Timing hand_t =
+          Measure([&] { (void)kernel->Run(args); }, options.min_repeat_ms, options.repeats);
       openblas_set_num_threads(threads);
-      Timing blas_t = Measure([&] { mats.RunBlas(); }, options, options.repeats);
+      Timing blas_t = Measure([&] { mats.RunBlas(); }, options.min_repeat_ms, options.repeats);
       double ratio = blas_t.median_ms / hand_t.median_ms;
       double peak = Gflops(flops, hand_t.median_ms) / (kRooflinePerCore * threads);
       char label[40];

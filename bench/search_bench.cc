@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
 #include "compiler/ir/op_library.h"
@@ -33,21 +34,6 @@
 
 namespace tuned::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-template <typename T>
-T Unwrap(StatusOr<T> value, const char* what) {
-  if (!value.ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, value.status().ToString().c_str());
-    std::exit(1);
-  }
-  return std::move(value).value();
-}
 
 // Median per-run seconds of `run` over 3 repeats of `number` runs (grown to >= 10 ms).
 double TimeKernel(const std::function<void()>& run) {

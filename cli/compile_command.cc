@@ -10,6 +10,7 @@
 #include "compiler/ir/op_library.h"
 #include "compiler/reuse/apply_history_best.h"
 #include "compiler/reuse/emit_library.h"
+#include "worker/client/remote_record_source.h"
 
 namespace tuned::cli {
 namespace {
@@ -19,10 +20,32 @@ struct CompileOptions {
   std::string target;
   std::string db_path;
   std::string output;
+  std::string server;
+  std::string token_file;
+  std::string tls_ca;
   std::string name = "tuned_kernel";
   bool allow_compatible = false;
   bool json = false;
 };
+
+// The log to read: a server's DatabaseService with --server, else the local database.
+StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOptions& options) {
+  if (!options.server.empty()) {
+    worker::RemoteRecordOptions remote;
+    remote.channel.address = options.server;
+    if (!options.token_file.empty()) {
+      TUNED_ASSIGN_OR_RETURN(remote.token, worker::ReadTokenFile(options.token_file));
+    }
+    if (!options.tls_ca.empty()) {
+      remote.channel.tls = true;
+      TUNED_ASSIGN_OR_RETURN(remote.channel.tls_ca_pem, worker::ReadPemFile(options.tls_ca));
+    }
+    return worker::ConnectRemoteRecordSource(remote);
+  }
+  std::string db_path = options.db_path;
+  if (db_path.empty()) db_path = std::getenv("TUNED_DB") ? std::getenv("TUNED_DB") : "./tuned.db";
+  return reuse::OpenLocalRecordSource(db_path);
+}
 
 Status RunCompile(const CompileOptions& options) {
   TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ir::ParseWorkloadSpec(options.workload));
@@ -32,9 +55,7 @@ Status RunCompile(const CompileOptions& options) {
   } else {
     TUNED_ASSIGN_OR_RETURN(target, codegen::ParseCpuTarget(options.target));
   }
-  std::string db_path = options.db_path;
-  if (db_path.empty()) db_path = std::getenv("TUNED_DB") ? std::getenv("TUNED_DB") : "./tuned.db";
-  TUNED_ASSIGN_OR_RETURN(auto source, reuse::OpenLocalRecordSource(db_path));
+  TUNED_ASSIGN_OR_RETURN(auto source, OpenRecordSource(options));
   reuse::SelectOptions select;
   select.target = target.ToString();
   select.allow_compatible_target = options.allow_compatible;
@@ -79,6 +100,9 @@ void RegisterCompileCommand(Program& program) {
   cmd->add_option("--db", options->db_path, "Tuning database (default: $TUNED_DB or ./tuned.db)");
   cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it)")
       ->required();
+  cmd->add_option("--server", options->server, "Read the log of the server at host:port instead of --db");
+  cmd->add_option("--token-file", options->token_file, "With --server: file holding the server's token");
+  cmd->add_option("--tls-ca", options->tls_ca, "With --server: PEM roots to check the server's certificate");
   cmd->add_option("--name", options->name, "Name of the kernel function");
   cmd->add_flag("--allow-compatible-target", options->allow_compatible,
                 "Accept records of a target with the same ISA and features");

@@ -14,7 +14,7 @@ packages=(
   libspdlog-dev libcli11-dev nlohmann-json3-dev
   libxgboost-dev xgboost
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev
+  libopenblas-dev libdnnl-dev
 )
 
 missing=()
@@ -28,6 +28,10 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# ccache: paths relative to the checkout and no working directory in the hash, so a fresh clone
+# elsewhere (CI) reuses what an earlier build compiled.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 
 build_dir=${BUILD_DIR:-build}
 build_type=${BUILD_TYPE:-RelWithDebInfo}

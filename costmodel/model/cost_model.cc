@@ -26,4 +26,16 @@ Status CheckFeatureVectors(const std::vector<std::vector<float>>& features) {
   return Status::Ok();
 }
 
+Status CheckUpdateArguments(const std::vector<std::vector<float>>& features,
+                            const std::vector<double>& throughputs,
+                            const std::vector<std::string>& group_keys) {
+  if (features.size() != throughputs.size() || features.size() != group_keys.size()) {
+    return InvalidArgumentError("update: " + std::to_string(features.size()) +
+                                " feature vectors, " + std::to_string(throughputs.size()) +
+                                " throughputs, " + std::to_string(group_keys.size()) +
+                                " group keys; they must match");
+  }
+  return CheckFeatureVectors(features);
+}
+
 }  // namespace tuned::costmodel

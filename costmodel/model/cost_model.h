@@ -92,6 +92,12 @@ std::unique_ptr<CostModel> MakeRandomCostModel(uint64_t seed);
 /// Checks that every vector has FeatureCount() values; the error names the first bad index.
 Status CheckFeatureVectors(const std::vector<std::vector<float>>& features);
 
+/// Checks the arguments of CostModel::Update: one throughput and one group key per feature
+/// vector, and CheckFeatureVectors.
+Status CheckUpdateArguments(const std::vector<std::vector<float>>& features,
+                            const std::vector<double>& throughputs,
+                            const std::vector<std::string>& group_keys);
+
 }  // namespace tuned::costmodel
 
 #endif  // TUNED_COSTMODEL_MODEL_COST_MODEL_H_

@@ -20,13 +20,7 @@ class RandomCostModel : public CostModel {
   Status Update(const std::vector<std::vector<float>>& features,
                 const std::vector<double>& throughputs,
                 const std::vector<std::string>& group_keys) override {
-    if (features.size() != throughputs.size() || features.size() != group_keys.size()) {
-      return InvalidArgumentError("update: " + std::to_string(features.size()) +
-                                  " feature vectors, " + std::to_string(throughputs.size()) +
-                                  " throughputs, " + std::to_string(group_keys.size()) +
-                                  " group keys; they must match");
-    }
-    TUNED_RETURN_IF_ERROR(CheckFeatureVectors(features));
+    TUNED_RETURN_IF_ERROR(CheckUpdateArguments(features, throughputs, group_keys));
     num_samples_ += int64_t(features.size());
     return Status::Ok();
   }

@@ -115,13 +115,7 @@ class XgbCostModel : public CostModel {
   Status Update(const std::vector<std::vector<float>>& features,
                 const std::vector<double>& throughputs,
                 const std::vector<std::string>& group_keys) override {
-    if (features.size() != throughputs.size() || features.size() != group_keys.size()) {
-      return InvalidArgumentError("update: " + std::to_string(features.size()) +
-                                  " feature vectors, " + std::to_string(throughputs.size()) +
-                                  " throughputs, " + std::to_string(group_keys.size()) +
-                                  " group keys; they must match");
-    }
-    TUNED_RETURN_IF_ERROR(CheckFeatureVectors(features));
+    TUNED_RETURN_IF_ERROR(CheckUpdateArguments(features, throughputs, group_keys));
     for (size_t i = 0; i < throughputs.size(); ++i) {
       if (!std::isfinite(throughputs[i]) || throughputs[i] < 0) {
         return InvalidArgumentError("update: throughput " + std::to_string(i) + " is " +

@@ -7,9 +7,11 @@
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -400,6 +402,48 @@ TEST_F(ClusterTest, MalformedMessagesGetInvalidArgument) {
   EXPECT_EQ(tuning->GetTask(context.get(), unknown, &ignored).error_code(),
             grpc::StatusCode::NOT_FOUND);
   EXPECT_TRUE(cluster_.server().running());
+}
+
+nlohmann::json CompileJson(Cluster& cluster, std::vector<std::string> source_args, const std::string& out_name) {
+  std::vector<std::string> args = {"compile", "--workload", "matmul(M=32,N=32,K=32)", "-o",
+                                   cluster.dir() + "/" + out_name, "--json"};
+  args.insert(args.end(), source_args.begin(), source_args.end());
+  std::string out;
+  int code = cluster.RunTuned(args, &out);
+  EXPECT_EQ(code, 0) << out;
+  size_t brace = out.find('{');
+  return brace == std::string::npos ? nlohmann::json() : nlohmann::json::parse(out.substr(brace), nullptr, false);
+}
+
+// A compiler on another machine reads the server's log through DatabaseService and builds the
+// same kernel as one reading the database file.
+TEST_F(ClusterTest, RemoteCompileUsesTheSameRecordAsTheLocalLog) {
+  cluster_.StartWorker("w1");
+  ASSERT_TRUE(cluster_.WaitWorkers(1, 60s)) << Logs();
+  std::string out;
+  ASSERT_EQ(cluster_.RunTuned({"tune", "--server", cluster_.address(), "--token-file",
+                               cluster_.token_file(), "--workload", "matmul(M=32,N=32,K=32)",
+                               "--trials", "8", "--repeat", "1", "--min-repeat-ms", "0",
+                               "--batch-size", "8", "--json"},
+                              &out),
+            0)
+      << out << Logs();
+  nlohmann::json remote = CompileJson(
+      cluster_, {"--server", cluster_.address(), "--token-file", cluster_.token_file()}, "remote.o");
+  nlohmann::json local = CompileJson(cluster_, {"--db", cluster_.db_path()}, "local.o");
+  ASSERT_TRUE(remote.is_object() && local.is_object());
+  EXPECT_TRUE(remote["from_record"].get<bool>()) << remote.dump();
+  EXPECT_EQ(remote["record_id"], local["record_id"]);
+  EXPECT_EQ(remote["trace_hash"], local["trace_hash"]);
+  EXPECT_FALSE(remote["trace_hash"].get<std::string>().empty());
+  EXPECT_TRUE(std::filesystem::exists(cluster_.dir() + "/remote.h"));
+
+  // Without the token the server refuses, and compile says so (exit 1: not bad input).
+  std::string refused;
+  EXPECT_NE(cluster_.RunTuned({"compile", "--workload", "matmul(M=32,N=32,K=32)", "--server",
+                               cluster_.address(), "-o", cluster_.dir() + "/x.o"},
+                              &refused),
+            0);
 }
 
 }  // namespace

@@ -31,15 +31,11 @@ struct CompileOptions {
 // The log to read: a server's DatabaseService with --server, else the local database.
 StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOptions& options) {
   if (!options.server.empty()) {
+    TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
+                           worker::LoadClientConfig(options.server, options.token_file, false, options.tls_ca));
     worker::RemoteRecordOptions remote;
-    remote.channel.address = options.server;
-    if (!options.token_file.empty()) {
-      TUNED_ASSIGN_OR_RETURN(remote.token, worker::ReadTokenFile(options.token_file));
-    }
-    if (!options.tls_ca.empty()) {
-      remote.channel.tls = true;
-      TUNED_ASSIGN_OR_RETURN(remote.channel.tls_ca_pem, worker::ReadPemFile(options.tls_ca));
-    }
+    remote.channel = client.channel;
+    remote.token = client.token;
     return worker::ConnectRemoteRecordSource(remote);
   }
   std::string db_path = options.db_path;

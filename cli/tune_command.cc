@@ -246,16 +246,10 @@ Status RunTune(const TuneFlags& flags) {
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
 
   if (!flags.server.empty()) {
-    std::string token;
-    if (!flags.token_file.empty()) {
-      TUNED_ASSIGN_OR_RETURN(token, worker::ReadTokenFile(flags.token_file));
-    }
-    worker::ChannelOptions channel_options;
-    channel_options.address = flags.server;
-    channel_options.tls = flags.tls || !flags.tls_ca.empty();
-    if (!flags.tls_ca.empty()) {
-      TUNED_ASSIGN_OR_RETURN(channel_options.tls_ca_pem, worker::ReadPemFile(flags.tls_ca));
-    }
+    TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
+                           worker::LoadClientConfig(flags.server, flags.token_file, flags.tls, flags.tls_ca));
+    const std::string& token = client.token;
+    const worker::ChannelOptions& channel_options = client.channel;
     TUNED_ASSIGN_OR_RETURN(
         v1::TaskStatus status,
         SubmitAndFollow(worker::CreateClientChannel(channel_options), token, spec, flags));

@@ -29,19 +29,11 @@ int64_t UnixMs() {
 }
 
 Status RunWorkers(const WorkersFlags& flags) {
-  std::string token;
-  if (!flags.token_file.empty()) {
-    TUNED_ASSIGN_OR_RETURN(token, worker::ReadTokenFile(flags.token_file));
-  }
-  worker::ChannelOptions channel_options;
-  channel_options.address = flags.server;
-  channel_options.tls = flags.tls || !flags.tls_ca.empty();
-  if (!flags.tls_ca.empty()) {
-    TUNED_ASSIGN_OR_RETURN(channel_options.tls_ca_pem, worker::ReadPemFile(flags.tls_ca));
-  }
-  auto stub = v1::WorkerService::NewStub(worker::CreateClientChannel(channel_options));
+  TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
+                         worker::LoadClientConfig(flags.server, flags.token_file, flags.tls, flags.tls_ca));
+  auto stub = v1::WorkerService::NewStub(worker::CreateClientChannel(client.channel));
   grpc::ClientContext context;
-  worker::AddToken(context, token);
+  worker::AddToken(context, client.token);
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::ListWorkersResponse response;
   grpc::Status status = stub->ListWorkers(&context, v1::ListWorkersRequest(), &response);

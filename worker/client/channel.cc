@@ -66,4 +66,18 @@ StatusOr<std::string> ReadPemFile(const std::string& path) {
   return pem;
 }
 
+StatusOr<ClientConfig> LoadClientConfig(const std::string& address, const std::string& token_file,
+                                        bool tls, const std::string& tls_ca_file) {
+  ClientConfig config;
+  config.channel.address = address;
+  if (!token_file.empty()) {
+    TUNED_ASSIGN_OR_RETURN(config.token, ReadTokenFile(token_file));
+  }
+  config.channel.tls = tls || !tls_ca_file.empty();
+  if (!tls_ca_file.empty()) {
+    TUNED_ASSIGN_OR_RETURN(config.channel.tls_ca_pem, ReadPemFile(tls_ca_file));
+  }
+  return config;
+}
+
 }  // namespace tuned::worker

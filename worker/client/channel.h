@@ -32,6 +32,17 @@ struct ChannelOptions {
   int max_message_bytes = 16 << 20;
 };
 
+/// What a command-line client needs to reach a server: the channel and the token.
+struct ClientConfig {
+  ChannelOptions channel;
+  std::string token;
+};
+
+/// Builds a ClientConfig from the flags every client takes (--server, --token-file, --tls,
+/// --tls-ca); a CA file implies TLS. Unreadable files are errors naming them.
+StatusOr<ClientConfig> LoadClientConfig(const std::string& address, const std::string& token_file,
+                                        bool tls, const std::string& tls_ca_file);
+
 /// Creates the channel (connection happens lazily, on the first call).
 std::shared_ptr<grpc::Channel> CreateClientChannel(const ChannelOptions& options);
 

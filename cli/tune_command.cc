@@ -166,6 +166,10 @@ Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::s
                      {"gflops", Gflops(best)},
                      {"trace_hash", best.trace_hash()},
                      {"worker_id", best.result().worker_id()}};
+      if (status.default_median_seconds() > 0) {
+        out["default_median_seconds"] = status.default_median_seconds();
+        out["speedup_over_default"] = status.default_median_seconds() / best.result().median_seconds();
+      }
     } else {
       out["best"] = nullptr;
     }
@@ -180,6 +184,11 @@ Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::s
                   FormatSeconds(best.result().median_seconds()).c_str(), Gflops(best),
                   static_cast<long long>(best.record_id()),
                   best.trace_hash().substr(0, 12).c_str());
+      if (status.default_median_seconds() > 0) {
+        std::printf("speed-up  %.1fx over the default schedule (%s)\n",
+                    status.default_median_seconds() / best.result().median_seconds(),
+                    FormatSeconds(status.default_median_seconds()).c_str());
+      }
     } else {
       std::printf("best      none (no candidate measured OK)\n");
     }

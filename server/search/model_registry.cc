@@ -6,6 +6,7 @@
 #include "costmodel/model/snapshot.h"
 #include "server/search/evolutionary_search.h"
 #include "tuning_db/database.h"
+#include "tuning_db/trace_hash.h"
 
 namespace tuned::search {
 namespace {
@@ -57,6 +58,44 @@ class SnapshottingSearch : public SearchStrategy {
   std::unique_ptr<SearchStrategy> inner_;
   ModelRegistry& models_;
   std::string target_;
+};
+
+// Proposes the workload's default schedule (the empty trace) first, unless it was measured: every
+// task then knows what its tuning gained over no tuning at all.
+class DefaultScheduleFirst : public SearchStrategy {
+ public:
+  DefaultScheduleFirst(std::unique_ptr<SearchStrategy> inner, SearchContext context)
+      : inner_(std::move(inner)), context_(std::move(context)) {}
+
+  StatusOr<std::vector<Candidate>> NextBatch(int n) override {
+    std::vector<Candidate> batch;
+    if (!proposed_default_ && n > 0) {
+      proposed_default_ = true;
+      Candidate candidate;
+      candidate.trace.set_version(schedule::kTraceVersion);
+      candidate.trace_hash = db::TraceHash(candidate.trace);
+      bool measured = false;
+      if (context_.database != nullptr) {
+        TUNED_ASSIGN_OR_RETURN(measured, context_.database->HasMeasured(context_.workload->key(),
+                                                                        context_.target, candidate.trace_hash));
+      }
+      if (!measured) {
+        batch.push_back(std::move(candidate));
+        --n;
+      }
+    }
+    if (n == 0) return batch;
+    TUNED_ASSIGN_OR_RETURN(std::vector<Candidate> rest, inner_->NextBatch(n));
+    for (Candidate& c : rest) batch.push_back(std::move(c));
+    return batch;
+  }
+
+  Status Update(const std::vector<MeasuredCandidate>& results) override { return inner_->Update(results); }
+
+ private:
+  std::unique_ptr<SearchStrategy> inner_;
+  SearchContext context_;
+  bool proposed_default_ = false;
 };
 
 }  // namespace
@@ -113,7 +152,10 @@ Status ModelRegistry::Save(const std::string& target) {
 StatusOr<std::unique_ptr<SearchStrategy>> MakeTaskSearch(const SearchContext& context,
                                                          const v1::SearchOptions& options,
                                                          ModelRegistry& models) {
-  if (options.strategy() == "random") return MakeRandomSearch(context);
+  if (options.strategy() == "random") {
+    TUNED_ASSIGN_OR_RETURN(auto random, MakeRandomSearch(context));
+    return std::unique_ptr<SearchStrategy>(new DefaultScheduleFirst(std::move(random), context));
+  }
   if (!options.strategy().empty() && options.strategy() != "evolutionary") {
     return InvalidArgumentError("unknown search strategy '" + options.strategy() +
                                 "' (expected evolutionary or random)");
@@ -123,7 +165,8 @@ StatusOr<std::unique_ptr<SearchStrategy>> MakeTaskSearch(const SearchContext& co
   if (options.epsilon() > 0) evolutionary.epsilon = options.epsilon();
   TUNED_ASSIGN_OR_RETURN(costmodel::CostModel * model, models.ForTarget(context.target));
   TUNED_ASSIGN_OR_RETURN(auto search, MakeEvolutionarySearch(context, model, evolutionary));
-  return std::unique_ptr<SearchStrategy>(new SnapshottingSearch(std::move(search), models, context.target));
+  std::unique_ptr<SearchStrategy> saving(new SnapshottingSearch(std::move(search), models, context.target));
+  return std::unique_ptr<SearchStrategy>(new DefaultScheduleFirst(std::move(saving), context));
 }
 
 }  // namespace tuned::search

@@ -43,6 +43,13 @@ bool IsBetter(const v1::TuningRecord& candidate, const v1::TaskStatus& status) {
          candidate.result().median_seconds() < status.best().result().median_seconds();
 }
 
+// The default schedule is the empty trace; its time is what tuning's speed-up is measured against.
+void NoteDefaultSchedule(const v1::TuningRecord& record, v1::TaskStatus& status) {
+  if (record.trace().instructions_size() == 0 && record.result().status() == v1::MEASURE_STATUS_OK) {
+    status.set_default_median_seconds(record.result().median_seconds());
+  }
+}
+
 }  // namespace
 
 std::string RandomHexId(int digits) {
@@ -206,6 +213,7 @@ Status TaskManager::Runner::RunSearch() {
       measured_.insert(record.trace_hash());
       replay.push_back({record.trace(), record.result()});
       if (IsBetter(record, status_)) *status_.mutable_best() = record;
+      NoteDefaultSchedule(record, status_);
     }
     status_.set_state(v1::TASK_STATE_RUNNING);
     status_.set_updated_unix_ms(UnixMs());
@@ -314,6 +322,7 @@ Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
   record.set_record_id(*id);
   status_.set_trials_done(status_.trials_done() + 1);
   if (IsBetter(record, status_)) *status_.mutable_best() = record;
+  NoteDefaultSchedule(record, status_);
   status_.set_updated_unix_ms(UnixMs());
   Log()->debug("result stored task={} job={} worker={} status={} median_s={} record={}",
                status_.task_id(), result.job_id(), result.worker_id(),

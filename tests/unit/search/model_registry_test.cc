@@ -70,6 +70,21 @@ TEST_F(ModelRegistryTest, ModelIsSavedAfterBatchesAndTransfersToTheNextTask) {
   EXPECT_EQ((*other)->num_samples(), 0) << "models are per target";
 }
 
+TEST_F(ModelRegistryTest, EveryTaskMeasuresTheDefaultScheduleFirst) {
+  ModelRegistry models(db_.get());
+  for (const char* strategy : {"evolutionary", "random"}) {
+    v1::SearchOptions options;
+    options.set_strategy(strategy);
+    auto search = MakeTaskSearch(ctx_, options, models);
+    ASSERT_TRUE(search.ok());
+    auto batch = (*search)->NextBatch(4);
+    ASSERT_TRUE(batch.ok());
+    ASSERT_EQ(batch->size(), 4u) << strategy;
+    EXPECT_EQ((*batch)[0].trace.instructions_size(), 0) << strategy << ": the default schedule comes first";
+    for (size_t i = 1; i < batch->size(); ++i) EXPECT_GT((*batch)[i].trace.instructions_size(), 0);
+  }
+}
+
 TEST_F(ModelRegistryTest, StrategyOptionChoosesTheSearch) {
   ModelRegistry models(nullptr);
   v1::SearchOptions random;

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libsqlite3-dev libssl-dev
+  libsqlite3-dev libssl-dev openssl
   llvm-16-dev libomp-dev
   libspdlog-dev libcli11-dev nlohmann-json3-dev
   libxgboost-dev xgboost

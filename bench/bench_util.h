@@ -12,7 +12,13 @@
 #include <functional>
 #include <vector>
 
+#include <random>
+#include <string>
+#include <vector>
+
 #include "common/status.h"
+#include "compiler/ir/workload.h"
+#include "compiler/runtime/aligned_buffer.h"
 
 namespace tuned::bench {
 
@@ -61,6 +67,39 @@ inline Timing Measure(const std::function<void()>& run, double min_repeat_ms, in
 
 /// GFLOP/s of `flops` floating-point operations done in `ms` milliseconds.
 inline double Gflops(double flops, double ms) { return flops / (ms * 1e6); }
+
+/// "a,b,,c" -> {"a", "b", "c"}: comma-separated command-line lists.
+inline std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+/// 64-byte aligned float32 buffers for every argument of a workload, inputs filled with seeded
+/// random values in [-1, 1]; `args` is what a kernel's Run takes.
+struct KernelArguments {
+  std::vector<runtime::AlignedBuffer> buffers;
+  std::vector<void*> args;
+};
+
+inline KernelArguments RandomArguments(const ir::Workload& workload, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  KernelArguments out;
+  for (const ir::Buffer& b : workload.arguments()) {
+    out.buffers.emplace_back(size_t(b->num_elements()) * size_t(b->dtype.bytes()));
+    float* data = static_cast<float*>(out.buffers.back().data());
+    for (int64_t i = 0; i < b->num_elements(); ++i) data[i] = dist(rng);
+    out.args.push_back(data);
+  }
+  return out;
+}
 
 }  // namespace tuned::bench
 

@@ -188,13 +188,7 @@ std::string Format(const Timing& t, double flops) {
 
 std::vector<int> ParseIntList(const std::string& text) {
   std::vector<int> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) out.push_back(std::stoi(text.substr(start, comma - start)));
-    start = comma + 1;
-  }
+  for (const std::string& item : SplitList(text)) out.push_back(std::stoi(item));
   return out;
 }
 

@@ -61,16 +61,8 @@ int main(int argc, char** argv) {
   }
 
   auto workload = std::make_shared<const ir::Workload>(Unwrap(ir::ParseWorkloadSpec(spec), "workload"));
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<runtime::AlignedBuffer> buffers;
-  std::vector<void*> args;
-  for (const ir::Buffer& b : workload->arguments()) {
-    buffers.emplace_back(size_t(b->num_elements()) * size_t(b->dtype.bytes()));
-    float* data = static_cast<float*>(buffers.back().data());
-    for (int64_t i = 0; i < b->num_elements(); ++i) data[i] = dist(rng);
-    args.push_back(data);
-  }
+  KernelArguments arguments = RandomArguments(*workload, 3);
+  const std::vector<void*>& args = arguments.args;
   auto jit = Unwrap(codegen::LlvmJit::Create(Unwrap(codegen::HostCpuTarget(), "host")), "jit");
   auto fallback = Unwrap(jit->Compile(Unwrap(reuse::DefaultSchedule(workload, "default_kernel"), "default")),
                          "compile default");

@@ -138,15 +138,7 @@ int main(int argc, char** argv) {
     else if (flag == "--trials") trials = std::stoi(value);
     else if (flag == "--batch") batch = std::stoi(value);
     else if (flag == "--seed") seed = std::stoull(value);
-    else if (flag == "--strategies") {
-      strategies.clear();
-      for (size_t start = 0; start <= value.size();) {
-        size_t comma = value.find(',', start);
-        strategies.push_back(value.substr(start, comma - start));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-    }
+    else if (flag == "--strategies") strategies = SplitList(value);
   }
   auto workload = std::make_shared<const ir::Workload>(Unwrap(ir::ParseWorkloadSpec(spec), "workload"));
   codegen::CpuTarget target = Unwrap(codegen::HostCpuTarget(), "host target");
@@ -158,16 +150,8 @@ int main(int argc, char** argv) {
   ctx.vector_lanes = 8;  // fp32 lanes of AVX2 (this machine kind hides AVX-512)
   ctx.seed = seed;
 
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<runtime::AlignedBuffer> buffers;
-  std::vector<void*> args;
-  for (const ir::Buffer& b : workload->arguments()) {
-    buffers.emplace_back(size_t(b->num_elements()) * size_t(b->dtype.bytes()));
-    float* data = static_cast<float*>(buffers.back().data());
-    for (int64_t i = 0; i < b->num_elements(); ++i) data[i] = dist(rng);
-    args.push_back(buffers.back().data());
-  }
+  KernelArguments arguments = RandomArguments(*workload, 7);
+  const std::vector<void*>& args = arguments.args;
 
   // OpenBLAS first, before any OpenMP thread of ours exists.
   double blas = 0;

@@ -17,6 +17,12 @@ StatusOr<std::string> ReadTextFile(const std::string& path, const std::string& w
   return contents.str();
 }
 
+void AddClientSecurityFlags(CLI::App& command, ClientSecurityFlags& flags) {
+  command.add_option("--token-file", flags.token_file, "File holding the server's token");
+  command.add_flag("--tls", flags.tls, "Connect with TLS (system roots unless --tls-ca)");
+  command.add_option("--tls-ca", flags.tls_ca, "PEM roots to check the server's certificate");
+}
+
 int ReportError(const Status& status) {
   if (status.ok()) return kExitOk;
   std::fprintf(stderr, "tuned: %s\n", status.message().c_str());

@@ -23,6 +23,16 @@ inline constexpr int kExitUsage = 2;
 /// The whole contents of a file; NotFound naming `what` and the path when it cannot be read.
 StatusOr<std::string> ReadTextFile(const std::string& path, const std::string& what);
 
+/// How a client reaches a server beyond its address: the token file and TLS.
+struct ClientSecurityFlags {
+  std::string token_file;
+  bool tls = false;
+  std::string tls_ca;
+};
+
+/// Adds --token-file, --tls and --tls-ca to a client command.
+void AddClientSecurityFlags(CLI::App& command, ClientSecurityFlags& flags);
+
 /// Prints "tuned: <message>" on stderr and returns the exit code of the convention.
 int ReportError(const Status& status);
 

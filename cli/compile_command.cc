@@ -21,8 +21,7 @@ struct CompileOptions {
   std::string db_path;
   std::string output;
   std::string server;
-  std::string token_file;
-  std::string tls_ca;
+  ClientSecurityFlags security;
   std::string name = "tuned_kernel";
   bool allow_compatible = false;
   bool json = false;
@@ -32,7 +31,8 @@ struct CompileOptions {
 StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOptions& options) {
   if (!options.server.empty()) {
     TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
-                           worker::LoadClientConfig(options.server, options.token_file, false, options.tls_ca));
+                           worker::LoadClientConfig(options.server, options.security.token_file,
+                                                    options.security.tls, options.security.tls_ca));
     worker::RemoteRecordOptions remote;
     remote.channel = client.channel;
     remote.token = client.token;
@@ -97,8 +97,7 @@ void RegisterCompileCommand(Program& program) {
   cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it)")
       ->required();
   cmd->add_option("--server", options->server, "Read the log of the server at host:port instead of --db");
-  cmd->add_option("--token-file", options->token_file, "With --server: file holding the server's token");
-  cmd->add_option("--tls-ca", options->tls_ca, "With --server: PEM roots to check the server's certificate");
+  AddClientSecurityFlags(*cmd, options->security);
   cmd->add_option("--name", options->name, "Name of the kernel function");
   cmd->add_flag("--allow-compatible-target", options->allow_compatible,
                 "Accept records of a target with the same ISA and features");

@@ -30,9 +30,7 @@ struct TuneFlags {
   uint32_t trials = 64;
   std::string db_path;
   std::string server;
-  std::string token_file;
-  bool tls = false;
-  std::string tls_ca;
+  ClientSecurityFlags security;
   bool json = false;
   uint32_t batch_size = 0;
   std::string search = "evolutionary";
@@ -256,12 +254,12 @@ Status RunTune(const TuneFlags& flags) {
 
   if (!flags.server.empty()) {
     TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
-                           worker::LoadClientConfig(flags.server, flags.token_file, flags.tls, flags.tls_ca));
+                           worker::LoadClientConfig(flags.server, flags.security.token_file, flags.security.tls,
+                                                    flags.security.tls_ca));
     const std::string& token = client.token;
-    const worker::ChannelOptions& channel_options = client.channel;
     TUNED_ASSIGN_OR_RETURN(
         v1::TaskStatus status,
-        SubmitAndFollow(worker::CreateClientChannel(channel_options), token, spec, flags));
+        SubmitAndFollow(worker::CreateClientChannel(client.channel), token, spec, flags));
     return PrintSummary(status, elapsed(), "server " + flags.server, flags.json);
   }
 
@@ -315,9 +313,7 @@ void RegisterTuneCommand(Program& program) {
   cmd->add_option("--db", flags->db_path,
                   "Embedded: tuning database (default: $TUNED_DB or ./tuned.db)");
   cmd->add_option("--server", flags->server, "Submit to the server at host:port");
-  cmd->add_option("--token-file", flags->token_file, "File holding the server's token");
-  cmd->add_flag("--tls", flags->tls, "Connect with TLS (system roots unless --tls-ca)");
-  cmd->add_option("--tls-ca", flags->tls_ca, "PEM roots to check the server's certificate");
+  AddClientSecurityFlags(*cmd, flags->security);
   cmd->add_flag("--json", flags->json, "Print the summary as JSON");
   cmd->add_option("--batch-size", flags->batch_size,
                   "Candidates per search round (0: server default)");

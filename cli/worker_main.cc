@@ -22,9 +22,7 @@ namespace {
 
 struct WorkerFlags {
   std::string server;
-  std::string token_file;
-  bool tls = false;
-  std::string tls_ca;
+  ClientSecurityFlags security;
   std::string target;
   uint32_t slots = 1;
   std::string id;
@@ -37,15 +35,10 @@ Status RunWorker(const WorkerFlags& flags) {
     return InvalidArgumentError("--slots must be within [1, 1024]");
   }
   worker::WorkerClientOptions options;
-  if (!flags.token_file.empty()) {
-    TUNED_ASSIGN_OR_RETURN(options.token, worker::ReadTokenFile(flags.token_file));
-  }
-  worker::ChannelOptions channel_options;
-  channel_options.address = flags.server;
-  channel_options.tls = flags.tls || !flags.tls_ca.empty();
-  if (!flags.tls_ca.empty()) {
-    TUNED_ASSIGN_OR_RETURN(channel_options.tls_ca_pem, worker::ReadPemFile(flags.tls_ca));
-  }
+  TUNED_ASSIGN_OR_RETURN(worker::ClientConfig connection,
+                         worker::LoadClientConfig(flags.server, flags.security.token_file,
+                                                  flags.security.tls, flags.security.tls_ca));
+  options.token = connection.token;
 
   // Block the stop signals before any thread starts; one thread waits for them.
   sigset_t signals;
@@ -57,7 +50,7 @@ Status RunWorker(const WorkerFlags& flags) {
   worker::EngineOptions engine_options;
   engine_options.target = flags.target;
   engine_options.build_slots = int(flags.slots);
-  options.channel = worker::CreateClientChannel(channel_options);
+  options.channel = worker::CreateClientChannel(connection.channel);
   options.slots = flags.slots;
   options.max_reconnects = flags.max_reconnects;
   options.reconnect_max_ms = flags.reconnect_max_ms;
@@ -102,9 +95,7 @@ int main(int argc, char** argv) {
   auto flags = std::make_shared<tuned::cli::WorkerFlags>();
   CLI::App& app = program.app();
   app.add_option("--server", flags->server, "Server address, host:port")->required();
-  app.add_option("--token-file", flags->token_file, "File holding the server's token");
-  app.add_flag("--tls", flags->tls, "Connect with TLS (system roots unless --tls-ca)");
-  app.add_option("--tls-ca", flags->tls_ca, "PEM roots to check the server's certificate");
+  tuned::cli::AddClientSecurityFlags(app, flags->security);
   app.add_option("--target", flags->target, "Target to measure for (default: this machine)");
   app.add_option("--slots", flags->slots, "Jobs held at once (builds overlap, timing never does)")
       ->capture_default_str();

@@ -16,9 +16,7 @@ namespace {
 
 struct WorkersFlags {
   std::string server;
-  std::string token_file;
-  bool tls = false;
-  std::string tls_ca;
+  ClientSecurityFlags security;
   bool json = false;
 };
 
@@ -30,7 +28,8 @@ int64_t UnixMs() {
 
 Status RunWorkers(const WorkersFlags& flags) {
   TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
-                         worker::LoadClientConfig(flags.server, flags.token_file, flags.tls, flags.tls_ca));
+                         worker::LoadClientConfig(flags.server, flags.security.token_file, flags.security.tls,
+                                                  flags.security.tls_ca));
   auto stub = v1::WorkerService::NewStub(worker::CreateClientChannel(client.channel));
   grpc::ClientContext context;
   worker::AddToken(context, client.token);
@@ -86,9 +85,7 @@ void RegisterWorkersCommand(Program& program) {
   CLI::App* cmd = program.AddCommand("workers", "List the workers connected to a server",
                                      [flags] { return RunWorkers(*flags); });
   cmd->add_option("--server", flags->server, "Server address, host:port")->required();
-  cmd->add_option("--token-file", flags->token_file, "File holding the server's token");
-  cmd->add_flag("--tls", flags->tls, "Connect with TLS (system roots unless --tls-ca)");
-  cmd->add_option("--tls-ca", flags->tls_ca, "PEM roots to check the server's certificate");
+  AddClientSecurityFlags(*cmd, flags->security);
   cmd->add_flag("--json", flags->json, "Print JSON");
 }
 

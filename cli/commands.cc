@@ -4,6 +4,7 @@
 #include "cli/db_command.h"
 #include "cli/lower_command.h"
 #include "cli/measure_command.h"
+#include "cli/ops_command.h"
 #include "cli/serve_command.h"
 #include "cli/tune_command.h"
 #include "cli/workers_command.h"
@@ -11,6 +12,7 @@
 namespace tuned::cli {
 
 void RegisterCommands(Program& program) {
+  RegisterOpsCommand(program);
   RegisterLowerCommand(program);
   RegisterDbCommand(program);
   RegisterMeasureCommand(program);

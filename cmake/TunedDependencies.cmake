@@ -20,12 +20,3 @@ if(TUNED_BUILD_BENCH)
   find_package(benchmark CONFIG REQUIRED)
 endif()
 
-# CUDA is optional: found -> the CUDA code generator builds; absent -> it is left out.
-find_package(CUDAToolkit QUIET)
-if(CUDAToolkit_FOUND)
-  set(TUNED_ENABLE_CUDA ON)
-  message(STATUS "tuned: CUDA ${CUDAToolkit_VERSION} found, CUDA code generation enabled")
-else()
-  set(TUNED_ENABLE_CUDA OFF)
-  message(STATUS "tuned: CUDA toolkit not found, CUDA code generation left out")
-endif()

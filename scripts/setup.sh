@@ -3,6 +3,11 @@
 # builds the project with CMake + Ninja (+ ccache). Safe to run any number of times.
 #   scripts/setup.sh            install + configure + build into ./build
 #   BUILD_DIR=out scripts/setup.sh
+#   TUNED_BASELINES=0 scripts/setup.sh   leave out the baseline libraries (OpenBLAS, oneDNN): the
+#                                        product and its tests build, their benchmarks are skipped
+# Packages are installed with --no-install-recommends, so everything the build reads is named
+# here, including what a package only recommends (oneDNN's CMake config needs the OpenCL
+# headers and loader, which libdnnl-dev merely recommends).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,8 +19,10 @@ packages=(
   libspdlog-dev libcli11-dev nlohmann-json3-dev
   libxgboost-dev xgboost
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev libdnnl-dev
+  ocl-icd-opencl-dev opencl-headers
 )
+# Baselines the benchmarks compare against; optional for the build.
+[ "${TUNED_BASELINES:-1}" = "0" ] || packages+=(libopenblas-dev libdnnl-dev)
 
 missing=()
 for p in "${packages[@]}"; do

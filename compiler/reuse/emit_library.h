@@ -2,9 +2,10 @@
 #define TUNED_COMPILER_REUSE_EMIT_LIBRARY_H_
 
 /// \file
-/// Writes compiled kernels for linking into a user's program: an object file (link it with
-/// tuned's runtime archive, OpenMP and libm) or a self-contained shared library (the runtime
-/// linked in, by the system C compiler), each with a C header beside it.
+/// Writes compiled kernels for linking into a user's program: an object file (linked with the
+/// installed runtime archive: `pkg-config --libs tuned-runtime` or CMake's tuned::runtime) or a
+/// self-contained shared library (the runtime, embedded in tuned, linked in by the system C
+/// compiler), each with a C header beside it that says how to link it.
 
 #include <string>
 #include <vector>
@@ -20,9 +21,6 @@ namespace tuned::reuse {
 StatusOr<std::string> EmitLibrary(const std::vector<lower::LoweredFunc>& funcs,
                                   const codegen::CpuTarget& target, const std::string& path,
                                   const std::string& header_comment);
-
-/// The runtime archive a shared library is linked with (from the build).
-const char* RuntimeArchivePath();
 
 }  // namespace tuned::reuse
 

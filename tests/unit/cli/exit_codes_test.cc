@@ -1,32 +1,15 @@
 // The exit-code convention of the command line, checked on the real `tuned` binary.
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/cli/run_tuned.h"
+
 namespace {
 
-struct CommandOutput {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandOutput RunTuned(const std::string& args) {
-  std::string command = std::string(TUNED_BINARY) + " " + args + " 2>&1";
-  CommandOutput result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using tuned::testing::CommandOutput;
+using tuned::testing::RunTuned;
 
 TEST(TunedCli, HelpExitsZeroAndListsUsage) {
   CommandOutput out = RunTuned("--help");

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Release check: the README's two commands on a brand-new Debian 12 machine.
+#
+# Builds a minimal Debian 12 root with debootstrap in a scratch folder, clones the checkout's
+# HEAD into it (committed work only, as a user would get it) and runs the README's first two
+# ```sh blocks exactly as written, inside the root (chroot with /proc, /sys and /dev mounted).
+# Then it installs tuned into a prefix, moves the build tree away and compiles, links and runs
+# a tuned kernel from the installed prefix alone. Prints each step's wall time; exits non-zero
+# when any step fails. Downloaded .deb files are cached between runs.
+#
+#   scripts/fresh-machine-check.sh [--no-baselines] [--work DIR] [--keep]
+#     --no-baselines  afterwards remove the OpenBLAS and oneDNN development packages and run
+#                     the test command again (TUNED_BASELINES=0) in a fresh build folder: the
+#                     product and its tests must build and pass without them
+#     --work DIR      scratch folder (default /var/tmp/tuned-fresh-machine); DIR/debs is the cache
+#     --keep          leave the root in place after the check (it is replaced by the next run)
+#
+# Needs root (debootstrap, chroot, mount). Not part of the test suite: it takes minutes.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=/var/tmp/tuned-fresh-machine
+no_baselines=0
+keep=0
+while (($#)); do
+  case $1 in
+    --no-baselines) no_baselines=1 ;;
+    --work) work=$2; shift ;;
+    --keep) keep=1 ;;
+    *) echo "fresh-machine-check: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "fresh-machine-check: must run as root (debootstrap, chroot, mount)" >&2; exit 2; }
+work=$(realpath -m "$work")
+root=$work/root
+cache=$work/debs
+mkdir -p "$work" "$cache"
+
+command -v debootstrap >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+}
+
+# The README's commands: the first two ```sh blocks, verbatim.
+readme_block() {
+  awk -v want="$1" '/^```sh$/ {n++; inside = (n == want); next} /^```$/ {inside = 0} inside' "$repo/README.md"
+}
+setup_cmd=$(readme_block 1)
+test_cmd=$(readme_block 2)
+[ -n "$setup_cmd" ] && [ -n "$test_cmd" ] || { echo "fresh-machine-check: README.md lacks two \`\`\`sh blocks" >&2; exit 1; }
+
+# The same mirror this machine uses (the first URIs line of its apt sources).
+mirror=$(grep -hm1 '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' || true)
+mirror=${mirror:-http://deb.debian.org/debian}
+
+# Everything mounted under the root, deepest first (also what a killed earlier run left).
+unmount_root() {
+  local target
+  awk -v r="$root/" 'index($2 "/", r) == 1 {print $2}' /proc/mounts | sort -r |
+    while read -r target; do umount -l "$target" 2>/dev/null || true; done
+}
+remove_root() {
+  unmount_root
+  [ -d "$root" ] && rm -rf --one-file-system "$root"
+  return 0
+}
+cleanup() {
+  unmount_root
+  ((keep)) || remove_root
+}
+trap cleanup EXIT
+mount_in_root() {  # mount_in_root SOURCE TARGET [mount options...]
+  mkdir -p "$root$2"
+  mount "${@:3}" "$1" "$root$2"
+}
+
+declare -A seconds
+step() {  # step NAME COMMAND...: runs and times one step; stops the check when it fails
+  local name=$1 start end rc=0
+  shift
+  echo "== $name"
+  start=$(date +%s.%N)
+  "$@" || rc=$?
+  end=$(date +%s.%N)
+  seconds[$name]=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", b - a}')
+  if ((rc != 0)); then
+    echo "fresh-machine-check: FAILED: $name (exit $rc after ${seconds[$name]} s)" >&2
+    exit 1
+  fi
+  echo "== $name: ${seconds[$name]} s"
+}
+
+in_root() {  # in_root SCRIPT: bash -c SCRIPT in the checkout inside the root, clean environment
+  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    bash -euo pipefail -c "cd /root/tuned && $1"
+}
+
+make_root() {
+  remove_root
+  debootstrap --variant=minbase --cache-dir="$cache" bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+    { tail -20 "$work/debootstrap.log" >&2; return 1; }
+  # What a freshly installed machine has: this machine's apt sources and name resolution.
+  cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
+  [ -f /etc/apt/sources.list ] && cp /etc/apt/sources.list "$root/etc/apt/"
+  cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+  mount_in_root proc /proc -t proc
+  mount_in_root sysfs /sys -t sysfs
+  mount_in_root /dev /dev --bind
+  mount_in_root devpts /dev/pts -t devpts
+  mount_in_root "$cache" /var/cache/apt/archives --bind
+  # A user's clone has git; the minimal root has none, so clone from outside.
+  git clone --quiet --no-local "$repo" "$root/root/tuned"
+}
+
+installed_prefix_works() {
+  in_root '
+    cmake --install build --prefix /opt/tuned >/dev/null
+    mv build /root/build.away
+    trap "mv /root/build.away build" EXIT
+    work=$(mktemp -d)
+    /opt/tuned/bin/tuned tune --workload "matmul(M=64,N=48,K=32)" --trials 8 --db "$work/t.db" >/dev/null
+    /opt/tuned/bin/tuned compile --workload "matmul(M=64,N=48,K=32)" --db "$work/t.db" -o "$work/so/matmul.so"
+    /opt/tuned/bin/tuned compile --workload "matmul(M=64,N=48,K=32)" --db "$work/t.db" -o "$work/obj/matmul.o"
+    for kernel in "$work/so/matmul.so" "$work/obj/matmul.o"; do
+      cmake -S examples/c_matmul -B "$kernel.build" -DCMAKE_PREFIX_PATH=/opt/tuned -DTUNED_KERNEL="$kernel" >/dev/null
+      cmake --build "$kernel.build" >/dev/null
+      "$kernel.build/c_matmul"
+    done'
+}
+
+without_baselines() {
+  in_root '
+    DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq libopenblas-dev libdnnl-dev >/dev/null
+    ! dpkg-query -W -f="\${Status}" libdnnl-dev 2>/dev/null | grep -q "install ok installed"
+    TUNED_BASELINES=0 BUILD_DIR=build-no-baselines bash scripts/test.sh 2>&1 | tee /root/no-baselines.log | tail -3
+    grep -q "OpenBLAS not found" /root/no-baselines.log
+    grep -q "oneDNN not found" /root/no-baselines.log'
+}
+
+step "debootstrap + clone" make_root
+step "README command 1" in_root "$setup_cmd"
+step "README command 2" in_root "$test_cmd"
+step "installed prefix, no build tree" installed_prefix_works
+if ((no_baselines)); then step "test command without baselines" without_baselines; fi
+
+echo
+echo "fresh-machine check passed (Debian 12 minbase root, clean clone of $(git -C "$repo" rev-parse --short HEAD)):"
+for name in "debootstrap + clone" "README command 1" "README command 2" \
+            "installed prefix, no build tree" "test command without baselines"; do
+  if [ -n "${seconds[$name]:-}" ]; then printf '  %-34s %6s s\n' "$name" "${seconds[$name]}"; fi
+done

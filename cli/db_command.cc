@@ -37,13 +37,6 @@ struct DbOptions {
   std::string file;    // import FILE, merge OTHER.db
 };
 
-// The canonical workload key a user's SPEC names, so that "matmul(K=64, M=64, N=64)" finds
-// the records of "matmul(M=64,N=64,K=64,dtype=float32)".
-StatusOr<std::string> WorkloadKeyFromSpec(const std::string& spec) {
-  TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ir::ParseWorkloadSpec(spec));
-  return workload.key();
-}
-
 StatusOr<std::unique_ptr<db::Database>> OpenDb(const DbOptions& options, bool create) {
   db::OpenOptions open;
   open.create_if_missing = create;
@@ -53,6 +46,17 @@ StatusOr<std::unique_ptr<db::Database>> OpenDb(const DbOptions& options, bool cr
                          "' does not exist (use --db PATH or set TUNED_DB)");
   }
   return opened;
+}
+
+// The workload a user's argument names, the same way for every command that takes one: a spec
+// is canonicalised (so "matmul(K=64, M=64, N=64)" finds "matmul(M=64,N=64,K=64,dtype=float32)");
+// text that is not a spec is taken as a key as stored. A miss names both readings.
+StatusOr<std::string> ResolveWorkloadKey(db::Database& db, const std::string& text) {
+  StatusOr<ir::Workload> spec = ir::ParseWorkloadSpec(text);
+  if (spec.ok()) return spec->key();
+  if (db.GetWorkload(text).ok()) return text;
+  return NotFoundError("no workload with key '" + text + "' in database '" + db.path() +
+                       "', and it is not a workload spec: " + spec.status().message());
 }
 
 // --- Formatting. ---
@@ -222,19 +226,19 @@ StatusOr<std::vector<v1::TuningRecord>> WorkloadRecords(db::Database& db, const 
 
 Status RunShow(const DbOptions& options) {
   TUNED_ASSIGN_OR_RETURN(auto db, OpenDb(options, /*create=*/false));
-  StatusOr<v1::Workload> workload = db->GetWorkload(options.key);
+  TUNED_ASSIGN_OR_RETURN(std::string key, ResolveWorkloadKey(*db, options.key));
+  StatusOr<v1::Workload> workload = db->GetWorkload(key);
   if (!workload.ok()) {
     return workload.status().WithContext("database '" + db->path() + "'");
   }
-  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> records,
-                         WorkloadRecords(*db, options.key, options.limit));
+  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> records, WorkloadRecords(*db, key, options.limit));
   // The trace shown: the one asked for, else the fastest OK record's over every target.
   std::optional<v1::TuningRecord> traced;
   if (options.record_id != 0) {
     TUNED_ASSIGN_OR_RETURN(v1::TuningRecord record, db->GetRecord(options.record_id));
-    if (record.workload().key() != options.key) {
+    if (record.workload().key() != key) {
       return InvalidArgumentError("record " + std::to_string(options.record_id) +
-                                  " is not a record of workload '" + options.key + "'");
+                                  " is not a record of workload '" + key + "'");
     }
     traced = std::move(record);
   } else {
@@ -307,8 +311,8 @@ Status RunShow(const DbOptions& options) {
 Status RunBest(const DbOptions& options) {
   if (options.k <= 0)
     return InvalidArgumentError("-k must be positive, got " + std::to_string(options.k));
-  TUNED_ASSIGN_OR_RETURN(std::string key, WorkloadKeyFromSpec(options.key));
   TUNED_ASSIGN_OR_RETURN(auto db, OpenDb(options, /*create=*/false));
+  TUNED_ASSIGN_OR_RETURN(std::string key, ResolveWorkloadKey(*db, options.key));
   std::vector<std::string> targets;
   if (!options.target.empty()) {
     targets.push_back(options.target);
@@ -541,11 +545,11 @@ void RegisterDbCommand(Program& program) {
   };
   add("list", "List workloads with their record counts and best time", RunList);
   CLI::App* show = add("show", "Show a workload, its records and the best trace", RunShow);
-  show->add_option("KEY", options->key, "Workload key")->required();
+  show->add_option("SPEC", options->key, "Workload spec (canonicalised) or stored key")->required();
   show->add_option("--record", options->record_id, "Print the trace of this record id");
   show->add_option("--limit", options->limit, "Records listed per target")->capture_default_str();
   CLI::App* best = add("best", "Best records of a workload per target, with miss reasons", RunBest);
-  best->add_option("SPEC", options->key, "Workload spec (its key)")->required();
+  best->add_option("SPEC", options->key, "Workload spec (canonicalised) or stored key")->required();
   best->add_option("--target", options->target, "Target string (default: every target)");
   best->add_option("--device", options->device, "Only records measured on this device model");
   best->add_option("-k", options->k, "Records per target")->capture_default_str();

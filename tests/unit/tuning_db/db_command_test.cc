@@ -154,9 +154,22 @@ TEST_F(DbCommandTest, ShowJsonAndUnknownKey) {
   Output missing = Run("db show 'conv2d(N=1)' " + Db());
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("no workload with key 'conv2d(N=1)'"));
+  EXPECT_THAT(missing.err, HasSubstr("unknown op 'conv2d'"));
   Output wrong = Run("db show '" + MatmulKey(64) + "' --record 5 " + Db());
   EXPECT_EQ(wrong.exit_code, 2);
   EXPECT_THAT(wrong.err, HasSubstr("record 5 is not a record of workload"));
+}
+
+TEST_F(DbCommandTest, ShowAndBestCanonicaliseTheSpecTheSameWay) {
+  // Parameters reordered, spaced, and the dtype default left out: both commands find the
+  // stored workload.
+  std::string spec = "'matmul(K=256, N=256, M=64)'";
+  Output show = Run("db show " + spec + " --json " + Db());
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(Parse(show.out)["workload"]["key"], MatmulKey(64));
+  Output best = Run("db best " + spec + " --json " + Db());
+  ASSERT_EQ(best.exit_code, 0) << best.err;
+  EXPECT_EQ(Parse(best.out)["workload_key"], MatmulKey(64));
 }
 
 TEST_F(DbCommandTest, BestPerTargetAndJson) {

@@ -25,7 +25,7 @@ int64_t NowUnixMs() {
       .count();
 }
 
-StatusOr<int64_t> Database::InsertRecord(const v1::TuningRecord& record) {
+StatusOr<int64_t> RecordStore::InsertRecord(const v1::TuningRecord& record) {
   TUNED_ASSIGN_OR_RETURN(InsertResult result, InsertRecords(std::span(&record, 1)));
   return result.record_ids.front();
 }

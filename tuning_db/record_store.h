@@ -1,0 +1,105 @@
+#ifndef TUNED_TUNING_DB_RECORD_STORE_H_
+#define TUNED_TUNING_DB_RECORD_STORE_H_
+
+/// \file
+/// The records half of the tuning log: workloads and every measured record, written by the
+/// server's tasks, read by the search (what was measured, the best so far), the compiler (the
+/// best record of a workload and target) and `tuned db`. Implemented by the SQLite database
+/// (database.h); its users depend on this interface only.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "tuned/v1/record.pb.h"
+
+namespace tuned::db {
+
+struct InsertOptions {
+  /// Stamp records whose `created_unix_ms` is 0 with the current time. Import and merge turn
+  /// this off so that a record's identity (and with it deduplication) does not change.
+  bool stamp_missing_time = true;
+};
+
+struct InsertResult {
+  int64_t inserted = 0;
+  int64_t duplicates = 0;           // Records already present (same identity), left unchanged.
+  std::vector<int64_t> record_ids;  // Per input record: its row id, existing one for duplicates.
+};
+
+struct BestRecordsQuery {
+  std::string workload_key;
+  std::string target;
+  std::string device_model;  // Empty matches any device.
+  int limit = 1;             // At most this many records, best first.
+};
+
+struct BestRecords {
+  std::vector<v1::TuningRecord> records;  // OK records, fastest median first.
+  std::string miss_reason;                // Why `records` is empty; empty when it is not.
+};
+
+/// Selects records for listing and export, in row-id order. Empty strings match everything.
+struct RecordFilter {
+  std::string workload_key;
+  std::string target;
+  std::string task_id;
+  int64_t after_id = 0;  // Only records with a larger row id (for paging).
+  int limit = 1000;
+};
+
+struct WorkloadSummary {
+  v1::Workload workload;
+  int64_t num_records = 0;
+  int64_t num_ok = 0;
+  double best_median_seconds = 0;  // Fastest OK median over every target; 0 without OK records.
+  std::vector<std::string> targets;
+  int64_t last_unix_ms = 0;  // Newest record's time; 0 without records.
+};
+
+class RecordStore {
+ public:
+  virtual ~RecordStore() = default;
+
+  // --- Writes: each call is one transaction. ---
+
+  /// Adds a workload, or leaves an existing one with the same key unchanged (filling in `flops`
+  /// if it was unknown). InvalidArgument if the key is empty or its SHA-256 does not match.
+  virtual Status PutWorkload(const v1::Workload& workload) = 0;
+  /// Stores a batch of records in one transaction, adding their workloads and targets as
+  /// needed. The trace hash is computed when empty and checked otherwise; an empty `origin` is
+  /// set to this database's id. A record with the identity of a stored one (workload, target,
+  /// trace hash, worker, creation time) is a duplicate and is skipped. Nothing is stored if any
+  /// record is invalid.
+  virtual StatusOr<InsertResult> InsertRecords(std::span<const v1::TuningRecord> records,
+                                               const InsertOptions& options = {}) = 0;
+
+  // --- Reads. ---
+
+  /// NotFound when no workload has `key`.
+  virtual StatusOr<v1::Workload> GetWorkload(const std::string& key) = 0;
+  virtual StatusOr<std::vector<WorkloadSummary>> ListWorkloads() = 0;
+  /// Targets that have records of the workload `workload_key` (of any workload when empty),
+  /// sorted.
+  virtual StatusOr<std::vector<std::string>> ListTargets(const std::string& workload_key) = 0;
+  /// NotFound when no record has row id `record_id`.
+  virtual StatusOr<v1::TuningRecord> GetRecord(int64_t record_id) = 0;
+  virtual StatusOr<std::vector<v1::TuningRecord>> ListRecords(const RecordFilter& filter) = 0;
+  /// The best `query.limit` OK records by median; when there are none, `miss_reason` says why:
+  /// no such workload, records only for other targets or devices (named), or only failures.
+  virtual StatusOr<BestRecords> GetBestRecords(const BestRecordsQuery& query) = 0;
+  /// Every record a task produced, in insertion order.
+  virtual StatusOr<std::vector<v1::TuningRecord>> TaskRecords(const std::string& task_id) = 0;
+  /// Whether a trace with `trace_hash` was measured (any status) for the workload and target.
+  virtual StatusOr<bool> HasMeasured(const std::string& workload_key, const std::string& target,
+                                     const std::string& trace_hash) = 0;
+
+  /// Convenience: inserts one record and returns its row id.
+  StatusOr<int64_t> InsertRecord(const v1::TuningRecord& record);
+};
+
+}  // namespace tuned::db
+
+#endif  // TUNED_TUNING_DB_RECORD_STORE_H_

@@ -6,38 +6,49 @@ namespace tuned::ir {
 
 void IRVisitor::Visit(const Expr& e) {
   switch (e->kind) {
-    case ExprKind::kIntImm:
-    case ExprKind::kFloatImm: return;
+    case ExprKind::kIntImm: return VisitIntImm(e.as<IntImm>());
+    case ExprKind::kFloatImm: return VisitFloatImm(e.as<FloatImm>());
     case ExprKind::kVar: return VisitVar(e.as<VarNode>());
-    case ExprKind::kBinary: {
-      const Binary* op = e.as<Binary>();
-      Visit(op->a);
-      Visit(op->b);
-      return;
-    }
-    case ExprKind::kNot: return Visit(e.as<Not>()->a);
-    case ExprKind::kSelect: {
-      const Select* op = e.as<Select>();
-      Visit(op->cond);
-      Visit(op->true_value);
-      Visit(op->false_value);
-      return;
-    }
-    case ExprKind::kCast: return Visit(e.as<Cast>()->value);
+    case ExprKind::kBinary: return VisitBinary(e.as<Binary>());
+    case ExprKind::kNot: return VisitNot(e.as<Not>());
+    case ExprKind::kSelect: return VisitSelect(e.as<Select>());
+    case ExprKind::kCast: return VisitCast(e.as<Cast>());
     case ExprKind::kLoad: return VisitLoad(e.as<Load>());
-    case ExprKind::kCall:
-      for (const Expr& a : e.as<Call>()->args) Visit(a);
-      return;
+    case ExprKind::kCall: return VisitCall(e.as<Call>());
   }
 }
+
+void IRVisitor::Visit(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::kFor: return VisitFor(s.as<For>());
+    case StmtKind::kStore: return VisitStore(s.as<Store>());
+    case StmtKind::kAllocate: return VisitAllocate(s.as<Allocate>());
+    case StmtKind::kIfThenElse: return VisitIfThenElse(s.as<IfThenElse>());
+    case StmtKind::kSeq: return VisitSeq(s.as<Seq>());
+  }
+}
+
+void IRVisitor::VisitBinary(const Binary* op) {
+  Visit(op->a);
+  Visit(op->b);
+}
+
+void IRVisitor::VisitNot(const Not* op) { Visit(op->a); }
+
+void IRVisitor::VisitSelect(const Select* op) {
+  Visit(op->cond);
+  Visit(op->true_value);
+  Visit(op->false_value);
+}
+
+void IRVisitor::VisitCast(const Cast* op) { Visit(op->value); }
 
 void IRVisitor::VisitLoad(const Load* op) {
   for (const Expr& i : op->indices) Visit(i);
 }
 
-void IRVisitor::VisitStore(const Store* op) {
-  for (const Expr& i : op->indices) Visit(i);
-  Visit(op->value);
+void IRVisitor::VisitCall(const Call* op) {
+  for (const Expr& a : op->args) Visit(a);
 }
 
 void IRVisitor::VisitFor(const For* op) {
@@ -46,22 +57,21 @@ void IRVisitor::VisitFor(const For* op) {
   Visit(op->body);
 }
 
-void IRVisitor::Visit(const Stmt& s) {
-  switch (s->kind) {
-    case StmtKind::kFor: return VisitFor(s.as<For>());
-    case StmtKind::kStore: return VisitStore(s.as<Store>());
-    case StmtKind::kAllocate: return Visit(s.as<Allocate>()->body);
-    case StmtKind::kIfThenElse: {
-      const IfThenElse* op = s.as<IfThenElse>();
-      Visit(op->cond);
-      Visit(op->then_case);
-      if (op->else_case.defined()) Visit(op->else_case);
-      return;
-    }
-    case StmtKind::kSeq:
-      for (const Stmt& c : s.as<Seq>()->stmts) Visit(c);
-      return;
-  }
+void IRVisitor::VisitStore(const Store* op) {
+  for (const Expr& i : op->indices) Visit(i);
+  Visit(op->value);
+}
+
+void IRVisitor::VisitAllocate(const Allocate* op) { Visit(op->body); }
+
+void IRVisitor::VisitIfThenElse(const IfThenElse* op) {
+  Visit(op->cond);
+  Visit(op->then_case);
+  if (op->else_case.defined()) Visit(op->else_case);
+}
+
+void IRVisitor::VisitSeq(const Seq* op) {
+  for (const Stmt& c : op->stmts) Visit(c);
 }
 
 bool IRMutator::MutateIndices(const std::vector<Expr>& in, std::vector<Expr>& out) {
@@ -76,34 +86,28 @@ bool IRMutator::MutateIndices(const std::vector<Expr>& in, std::vector<Expr>& ou
 
 Expr IRMutator::Mutate(const Expr& e) {
   switch (e->kind) {
-    case ExprKind::kIntImm:
-    case ExprKind::kFloatImm: return e;
+    case ExprKind::kIntImm: return MutateIntImm(e.as<IntImm>(), e);
+    case ExprKind::kFloatImm: return MutateFloatImm(e.as<FloatImm>(), e);
     case ExprKind::kVar: return MutateVar(e.as<VarNode>(), e);
     case ExprKind::kBinary: return MutateBinary(e.as<Binary>(), e);
-    case ExprKind::kNot: {
-      Expr a = Mutate(e.as<Not>()->a);
-      return a.same_as(e.as<Not>()->a) ? e : MakeNot(a);
-    }
-    case ExprKind::kSelect: {
-      const Select* op = e.as<Select>();
-      Expr c = Mutate(op->cond), t = Mutate(op->true_value), f = Mutate(op->false_value);
-      if (c.same_as(op->cond) && t.same_as(op->true_value) && f.same_as(op->false_value)) return e;
-      return MakeSelect(c, t, f);
-    }
-    case ExprKind::kCast: {
-      const Cast* op = e.as<Cast>();
-      Expr v = Mutate(op->value);
-      return v.same_as(op->value) ? e : MakeCast(op->type, v);
-    }
+    case ExprKind::kNot: return MutateNot(e.as<Not>(), e);
+    case ExprKind::kSelect: return MutateSelect(e.as<Select>(), e);
+    case ExprKind::kCast: return MutateCast(e.as<Cast>(), e);
     case ExprKind::kLoad: return MutateLoad(e.as<Load>(), e);
-    case ExprKind::kCall: {
-      const Call* op = e.as<Call>();
-      std::vector<Expr> args;
-      if (!MutateIndices(op->args, args)) return e;
-      return MakeCall(op->op, std::move(args));
-    }
+    case ExprKind::kCall: return MutateCall(e.as<Call>(), e);
   }
   TUNED_UNREACHABLE("expression kind");
+}
+
+Stmt IRMutator::Mutate(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::kFor: return MutateFor(s.as<For>(), s);
+    case StmtKind::kStore: return MutateStore(s.as<Store>(), s);
+    case StmtKind::kAllocate: return MutateAllocate(s.as<Allocate>(), s);
+    case StmtKind::kIfThenElse: return MutateIfThenElse(s.as<IfThenElse>(), s);
+    case StmtKind::kSeq: return MutateSeq(s.as<Seq>(), s);
+  }
+  TUNED_UNREACHABLE("statement kind");
 }
 
 Expr IRMutator::MutateBinary(const Binary* op, const Expr& self) {
@@ -112,10 +116,32 @@ Expr IRMutator::MutateBinary(const Binary* op, const Expr& self) {
   return MakeBinary(op->op, a, b);
 }
 
+Expr IRMutator::MutateNot(const Not* op, const Expr& self) {
+  Expr a = Mutate(op->a);
+  return a.same_as(op->a) ? self : MakeNot(a);
+}
+
+Expr IRMutator::MutateSelect(const Select* op, const Expr& self) {
+  Expr c = Mutate(op->cond), t = Mutate(op->true_value), f = Mutate(op->false_value);
+  if (c.same_as(op->cond) && t.same_as(op->true_value) && f.same_as(op->false_value)) return self;
+  return MakeSelect(c, t, f);
+}
+
+Expr IRMutator::MutateCast(const Cast* op, const Expr& self) {
+  Expr v = Mutate(op->value);
+  return v.same_as(op->value) ? self : MakeCast(op->type, v);
+}
+
 Expr IRMutator::MutateLoad(const Load* op, const Expr& self) {
   std::vector<Expr> indices;
   if (!MutateIndices(op->indices, indices)) return self;
   return MakeLoad(op->buffer, std::move(indices));
+}
+
+Expr IRMutator::MutateCall(const Call* op, const Expr& self) {
+  std::vector<Expr> args;
+  if (!MutateIndices(op->args, args)) return self;
+  return MakeCall(op->op, std::move(args));
 }
 
 Stmt IRMutator::MutateFor(const For* op, const Stmt& self) {
@@ -138,31 +164,22 @@ Stmt IRMutator::MutateAllocate(const Allocate* op, const Stmt& self) {
   return body.same_as(op->body) ? self : MakeAllocate(op->buffer, body);
 }
 
-Stmt IRMutator::Mutate(const Stmt& s) {
-  switch (s->kind) {
-    case StmtKind::kFor: return MutateFor(s.as<For>(), s);
-    case StmtKind::kStore: return MutateStore(s.as<Store>(), s);
-    case StmtKind::kAllocate: return MutateAllocate(s.as<Allocate>(), s);
-    case StmtKind::kIfThenElse: {
-      const IfThenElse* op = s.as<IfThenElse>();
-      Expr c = Mutate(op->cond);
-      Stmt t = Mutate(op->then_case);
-      Stmt f = op->else_case.defined() ? Mutate(op->else_case) : Stmt();
-      if (c.same_as(op->cond) && t.same_as(op->then_case) && f.same_as(op->else_case)) return s;
-      return MakeIfThenElse(c, t, f);
-    }
-    case StmtKind::kSeq: {
-      const Seq* op = s.as<Seq>();
-      std::vector<Stmt> stmts;
-      bool changed = false;
-      for (const Stmt& c : op->stmts) {
-        stmts.push_back(Mutate(c));
-        changed |= !stmts.back().same_as(c);
-      }
-      return changed ? MakeSeq(std::move(stmts)) : s;
-    }
+Stmt IRMutator::MutateIfThenElse(const IfThenElse* op, const Stmt& self) {
+  Expr c = Mutate(op->cond);
+  Stmt t = Mutate(op->then_case);
+  Stmt f = op->else_case.defined() ? Mutate(op->else_case) : Stmt();
+  if (c.same_as(op->cond) && t.same_as(op->then_case) && f.same_as(op->else_case)) return self;
+  return MakeIfThenElse(c, t, f);
+}
+
+Stmt IRMutator::MutateSeq(const Seq* op, const Stmt& self) {
+  std::vector<Stmt> stmts;
+  bool changed = false;
+  for (const Stmt& c : op->stmts) {
+    stmts.push_back(Mutate(c));
+    changed |= !stmts.back().same_as(c);
   }
-  TUNED_UNREACHABLE("statement kind");
+  return changed ? MakeSeq(std::move(stmts)) : self;
 }
 
 namespace {

@@ -349,19 +349,19 @@ class StmtSimplifier : public IRMutator {
   explicit StmtSimplifier(VarBounds bounds) : bounds_(std::move(bounds)) {}
 
   Expr Mutate(const Expr& e) override { return Simplify(e, bounds_); }
-  Stmt Mutate(const Stmt& s) override {
-    if (const IfThenElse* op = s.as<IfThenElse>()) {
-      Expr c = Mutate(op->cond);
-      if (const int64_t* value = AsConstInt(c)) {
-        if (*value) return Mutate(op->then_case);
-        return op->else_case.defined() ? Mutate(op->else_case) : MakeSeq({});
-      }
-    }
-    return IRMutator::Mutate(s);
-  }
-
+  using IRMutator::Mutate;
 
  protected:
+  // A condition that folds to a constant keeps only the branch it selects.
+  Stmt MutateIfThenElse(const IfThenElse* op, const Stmt& self) override {
+    Expr c = Mutate(op->cond);
+    if (const int64_t* value = AsConstInt(c)) {
+      if (*value) return Mutate(op->then_case);
+      return op->else_case.defined() ? Mutate(op->else_case) : MakeSeq({});
+    }
+    return IRMutator::MutateIfThenElse(op, self);
+  }
+
   Stmt MutateFor(const For* op, const Stmt& self) override {
     Expr mn = Mutate(op->min), ext = Mutate(op->extent);
     const int64_t* cmin = AsConstInt(mn);
@@ -380,7 +380,6 @@ class StmtSimplifier : public IRMutator {
     if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return self;
     return MakeFor(op->var, mn, ext, op->kind, body, op->thread_tag, op->auto_unroll_max_step);
   }
-
 
  private:
   VarBounds bounds_;

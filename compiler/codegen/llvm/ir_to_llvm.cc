@@ -61,17 +61,15 @@ class FuncChecker : public IRVisitor {
 
   using IRVisitor::Visit;
   void Visit(const Stmt& s) override {
-    if (!status.ok()) return;
-    if (const Allocate* op = s.as<Allocate>()) {
-      bool inserted = buffers_.insert(op->buffer.get()).second;
-      IRVisitor::Visit(s);
-      if (inserted) buffers_.erase(op->buffer.get());
-      return;
-    }
-    IRVisitor::Visit(s);
+    if (status.ok()) IRVisitor::Visit(s);
   }
 
  protected:
+  void VisitAllocate(const Allocate* op) override {
+    bool inserted = buffers_.insert(op->buffer.get()).second;
+    IRVisitor::VisitAllocate(op);
+    if (inserted) buffers_.erase(op->buffer.get());
+  }
   void VisitVar(const VarNode* op) override {
     if (!vars_.count(op)) Fail("variable " + op->name + " is used outside a loop that binds it");
   }

@@ -36,15 +36,11 @@ class AccessCollector : public IRVisitor {
   std::string blocker;
   const VarBounds& bounds() const { return bounds_; }
 
-  using IRVisitor::Visit;
-  void Visit(const Stmt& s) override {
-    if (s->kind == StmtKind::kAllocate && blocker.empty()) {
-      blocker = "allocates " + s.as<Allocate>()->buffer->name + " per lane";
-    }
-    IRVisitor::Visit(s);
-  }
-
  protected:
+  void VisitAllocate(const Allocate* op) override {
+    if (blocker.empty()) blocker = "allocates " + op->buffer->name + " per lane";
+    IRVisitor::VisitAllocate(op);
+  }
   void VisitLoad(const Load* op) override {
     accesses[op->buffer.get()].push_back({&op->indices, false});
     IRVisitor::VisitLoad(op);
@@ -86,32 +82,31 @@ class GuardFinder : public IRVisitor {
   bool found = false;
   using IRVisitor::Visit;
   void Visit(const Expr& e) override {
-    if (found) return;
-    if (const Binary* op = e.as<Binary>()) {
-      bool divides = op->op == BinaryOp::kDiv || op->op == BinaryOp::kFloorDiv ||
-                     op->op == BinaryOp::kFloorMod;
-      if (divides && !op->b.type().is_float()) {
-        const int64_t* divisor = AsConstInt(op->b);
-        if (divisor == nullptr || *divisor == 0) found = true;
-      }
-    }
-    IRVisitor::Visit(e);
+    if (!found) IRVisitor::Visit(e);
   }
 
  protected:
+  void VisitBinary(const Binary* op) override {
+    bool divides = op->op == BinaryOp::kDiv || op->op == BinaryOp::kFloorDiv ||
+                   op->op == BinaryOp::kFloorMod;
+    if (divides && !op->b.type().is_float()) {
+      const int64_t* divisor = AsConstInt(op->b);
+      if (divisor == nullptr || *divisor == 0) found = true;
+    }
+    IRVisitor::VisitBinary(op);
+  }
   void VisitLoad(const Load*) override { found = true; }
 };
 
 class FreeSymbolCollector : public IRVisitor {
  public:
   FreeSymbols result;
-  using IRVisitor::Visit;
-  void Visit(const Stmt& s) override {
-    if (const Allocate* op = s.as<Allocate>()) allocated_.insert(op->buffer.get());
-    IRVisitor::Visit(s);
-  }
 
  protected:
+  void VisitAllocate(const Allocate* op) override {
+    allocated_.insert(op->buffer.get());
+    IRVisitor::VisitAllocate(op);
+  }
   void VisitVar(const VarNode* op) override {
     if (!bound_.count(op) && seen_vars_.insert(op).second) result.vars.push_back(op);
   }

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/ir/op_library.h"
-#include "tests/unit/cli/run_tuned.h"
+#include "tests/cli/run_tuned.h"
 
 namespace {
 
@@ -16,14 +16,14 @@ using tuned::testing::RunTuned;
 
 TEST(TunedOps, ListsEveryOpOfTheLibrary) {
   CommandOutput out = RunTuned("ops --json");
-  ASSERT_EQ(out.exit_code, 0) << out.output;
-  nlohmann::json ops = nlohmann::json::parse(out.output);
+  ASSERT_EQ(out.exit_code, 0) << out.all();
+  nlohmann::json ops = nlohmann::json::parse(out.all());
   ASSERT_EQ(ops.size(), tuned::ir::OpLibrary().size());
   for (size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(ops[i]["name"], tuned::ir::OpLibrary()[i].name);
 }
 
 TEST(TunedOps, RequiredParametersAreEnoughForASpecThatParses) {
-  nlohmann::json ops = nlohmann::json::parse(RunTuned("ops --json").output);
+  nlohmann::json ops = nlohmann::json::parse(RunTuned("ops --json").out);
   for (const nlohmann::json& op : ops) {
     std::string spec = op["name"].get<std::string>() + "(";
     bool first = true;
@@ -43,10 +43,10 @@ TEST(TunedOps, RequiredParametersAreEnoughForASpecThatParses) {
 
 TEST(TunedOps, TextListingShowsDefaults) {
   CommandOutput out = RunTuned("ops");
-  ASSERT_EQ(out.exit_code, 0) << out.output;
-  EXPECT_NE(out.output.find("matmul"), std::string::npos) << out.output;
-  EXPECT_NE(out.output.find("M:int"), std::string::npos) << out.output;
-  EXPECT_NE(out.output.find("dtype:dtype=float32"), std::string::npos) << out.output;
+  ASSERT_EQ(out.exit_code, 0) << out.all();
+  EXPECT_NE(out.all().find("matmul"), std::string::npos) << out.all();
+  EXPECT_NE(out.all().find("M:int"), std::string::npos) << out.all();
+  EXPECT_NE(out.all().find("dtype:dtype=float32"), std::string::npos) << out.all();
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/cli/run_tuned.h"
 #include "tests/unit/tuning_db/db_test_util.h"
 
 namespace tuned::db {
@@ -22,11 +23,7 @@ using testing::MakeRecord;
 using testing::MatmulKey;
 using testing::TempDir;
 
-struct Output {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Output = tuned::testing::CommandOutput;
 
 class DbCommandTest : public ::testing::Test {
  protected:
@@ -40,23 +37,7 @@ class DbCommandTest : public ::testing::Test {
     ASSERT_TRUE(db->InsertRecords(batch).ok());
   }
 
-  // Runs `tuned ARGS` with TUNED_DB unset; stdout and stderr apart.
-  Output Run(const std::string& args) {
-    const std::string err_file = dir_.File("stderr.txt");
-    std::string command =
-        "env -u TUNED_DB " + std::string(TUNED_BINARY) + " " + args + " 2>" + err_file;
-    Output result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    std::array<char, 4096> buffer;
-    size_t n;
-    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-      result.out.append(buffer.data(), n);
-    int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.err = testing::ReadFile(err_file);
-    return result;
-  }
+  Output Run(const std::string& args) { return tuned::testing::RunTuned(args); }
 
   std::string Db() const { return "--db " + db_path_; }
 

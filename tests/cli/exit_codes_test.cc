@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/unit/cli/run_tuned.h"
+#include "tests/cli/run_tuned.h"
 
 namespace {
 
@@ -14,25 +14,25 @@ using tuned::testing::RunTuned;
 TEST(TunedCli, HelpExitsZeroAndListsUsage) {
   CommandOutput out = RunTuned("--help");
   EXPECT_EQ(out.exit_code, 0);
-  EXPECT_NE(out.output.find("--version"), std::string::npos) << out.output;
+  EXPECT_NE(out.all().find("--version"), std::string::npos) << out.all();
 }
 
 TEST(TunedCli, VersionExitsZeroAndPrintsVersion) {
   CommandOutput out = RunTuned("--version");
   EXPECT_EQ(out.exit_code, 0);
-  EXPECT_EQ(out.output.rfind("tuned ", 0), 0u) << out.output;
+  EXPECT_EQ(out.all().rfind("tuned ", 0), 0u) << out.all();
 }
 
 TEST(TunedCli, UnknownSubcommandIsUsageError) {
   CommandOutput out = RunTuned("frobnicate");
   EXPECT_EQ(out.exit_code, 2);
-  EXPECT_NE(out.output.find("frobnicate"), std::string::npos) << out.output;
+  EXPECT_NE(out.all().find("frobnicate"), std::string::npos) << out.all();
 }
 
 TEST(TunedCli, BadLogLevelIsUsageError) {
   CommandOutput out = RunTuned("--log-level loud");
   EXPECT_EQ(out.exit_code, 2);
-  EXPECT_NE(out.output.find("unknown log level 'loud'"), std::string::npos) << out.output;
+  EXPECT_NE(out.all().find("unknown log level 'loud'"), std::string::npos) << out.all();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "compiler/schedule/trace.h"
+#include "tests/cli/run_tuned.h"
 #include "tests/unit/worker/worker_test_util.h"
 
 namespace tuned::worker {
@@ -21,11 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Output {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Output = tuned::testing::CommandOutput;
 
 class MeasureCommandTest : public ::testing::Test {
  protected:
@@ -42,23 +39,7 @@ class MeasureCommandTest : public ::testing::Test {
     return path;
   }
 
-  Output Run(const std::string& args) {
-    const std::string err_file = dir_ + "/stderr.txt";
-    const std::string command = std::string(TUNED_BINARY) + " measure " + args + " 2>" + err_file;
-    Output result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    std::array<char, 4096> buffer;
-    size_t n;
-    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
-    const int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(err_file);
-    std::ostringstream text;
-    text << err.rdbuf();
-    result.err = text.str();
-    return result;
-  }
+  Output Run(const std::string& args) { return tuned::testing::RunTuned("measure " + args); }
 
   std::string dir_;
 };

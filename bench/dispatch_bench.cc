@@ -1,6 +1,7 @@
-// The dispatcher alone, through the real gRPC server on loopback, with simulated workers that
-// answer every job at once with a synthetic result (this benchmark only; real workers compile
-// and time). Measures:
+// The dispatcher of the real server stack (server/stack: database, tasks, services) through
+// the gRPC server on loopback, with simulated workers that answer every job at once with a
+// synthetic result (this benchmark only; real workers compile and time). Jobs are submitted to
+// the dispatcher directly, so no search runs. Measures:
 //   BM_DispatchThroughput/N  jobs per second through the server with N workers (4 slots each)
 //   BM_DispatchLatency       the server's added latency per job: submit → lease → stream →
 //                            worker → result → callback, one job in flight, zero work.
@@ -9,16 +10,18 @@
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 
+#include <stdlib.h>
+
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "server/dispatch/dispatcher.h"
-#include "server/service/server.h"
+#include "server/stack/server_stack.h"
 #include "tuned/v1/worker_service.grpc.pb.h"
 
 namespace tuned {
@@ -93,26 +96,29 @@ v1::MeasureJob MakeJob(int64_t id) {
 class Bench {
  public:
   explicit Bench(int workers) {
-    dispatch::DispatcherOptions options;
-    options.heartbeat_interval_ms = 1000;
-    options.lease_timeout_ms = 600000;  // The simulated workers send no heartbeats.
-    dispatcher_ = std::make_unique<dispatch::Dispatcher>(options);
-    server::ServerOptions server_options;
-    server_options.listen = "127.0.0.1:0";
-    auto started =
-        server::TunedServer::Start(server_options, {nullptr, dispatcher_.get(), nullptr});
+    char dir[] = "/tmp/tuned_dispatch_bench.XXXXXX";
+    if (mkdtemp(dir) == nullptr) std::abort();
+    dir_ = dir;
+    server::ServerStackConfig config;
+    config.listen = "127.0.0.1:0";
+    config.db_path = dir_ + "/tuned.db";
+    config.dispatcher.heartbeat_interval_ms = 1000;
+    config.dispatcher.lease_timeout_ms = 600000;  // The simulated workers send no heartbeats.
+    auto started = server::ServerStack::Start(config);
     if (!started.ok()) std::abort();
-    server_ = std::move(*started);
-    const std::string address = "127.0.0.1:" + std::to_string(server_->port());
+    stack_ = std::move(*started);
+    const std::string address = "127.0.0.1:" + std::to_string(stack_->server().port());
     for (int i = 0; i < workers; ++i) {
       workers_.push_back(std::make_unique<SimulatedWorker>(address, i));
     }
-    while (dispatcher_->Stats().workers < workers) std::this_thread::yield();
+    while (stack_->dispatcher().Stats().workers < workers) std::this_thread::yield();
   }
 
   ~Bench() {
     workers_.clear();
-    server_->Shutdown(/*grace_ms=*/100);
+    stack_->server().Shutdown(/*grace_ms=*/100);
+    stack_.reset();
+    std::filesystem::remove_all(dir_);
   }
 
   // Submits `count` jobs and waits for every result.
@@ -121,7 +127,7 @@ class Bench {
     remaining_ = count;
     lock.unlock();
     for (int i = 0; i < count; ++i) {
-      Status submitted = dispatcher_->Submit(MakeJob(next_id_++), [this](const v1::MeasureResult&) {
+      Status submitted = stack_->dispatcher().Submit(MakeJob(next_id_++), [this](const v1::MeasureResult&) {
         std::lock_guard<std::mutex> guard(mu_);
         if (--remaining_ == 0) cv_.notify_all();
       });
@@ -132,8 +138,8 @@ class Bench {
   }
 
  private:
-  std::unique_ptr<dispatch::Dispatcher> dispatcher_;
-  std::unique_ptr<server::TunedServer> server_;
+  std::string dir_;
+  std::unique_ptr<server::ServerStack> stack_;
   std::vector<std::unique_ptr<SimulatedWorker>> workers_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,6 +1,7 @@
 #include "cli/cli_support.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -15,6 +16,15 @@ StatusOr<std::string> ReadTextFile(const std::string& path, const std::string& w
   std::ostringstream contents;
   contents << in.rdbuf();
   return contents.str();
+}
+
+std::string DefaultDbPath() {
+  const char* env = std::getenv("TUNED_DB");
+  return env != nullptr && *env != '\0' ? env : "./tuned.db";
+}
+
+std::string DbPathOrDefault(const std::string& db_path) {
+  return db_path.empty() ? DefaultDbPath() : db_path;
 }
 
 void AddClientSecurityFlags(CLI::App& command, ClientSecurityFlags& flags) {

@@ -23,6 +23,14 @@ inline constexpr int kExitUsage = 2;
 /// The whole contents of a file; NotFound naming `what` and the path when it cannot be read.
 StatusOr<std::string> ReadTextFile(const std::string& path, const std::string& what);
 
+/// The tuning database of a command run without --db: $TUNED_DB when set and not empty, else
+/// ./tuned.db. The one rule for `tuned serve`, `tune`, `compile` and `db`.
+std::string DefaultDbPath();
+/// `db_path` when given, else DefaultDbPath().
+std::string DbPathOrDefault(const std::string& db_path);
+/// How --db's help names that default.
+inline constexpr char kDbPathHelp[] = "(default: $TUNED_DB or ./tuned.db)";
+
 /// How a client reaches a server beyond its address: the token file and TLS.
 struct ClientSecurityFlags {
   std::string token_file;

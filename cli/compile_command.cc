@@ -1,7 +1,6 @@
 #include "cli/compile_command.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +9,8 @@
 #include "compiler/ir/op_library.h"
 #include "compiler/reuse/apply_history_best.h"
 #include "compiler/reuse/emit_library.h"
-#include "worker/client/remote_record_source.h"
+#include "compiler/reuse/remote/remote_record_source.h"
+#include "rpc/credentials.h"
 
 namespace tuned::cli {
 namespace {
@@ -30,17 +30,12 @@ struct CompileOptions {
 // The log to read: a server's DatabaseService with --server, else the local database.
 StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOptions& options) {
   if (!options.server.empty()) {
-    TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
-                           worker::LoadClientConfig(options.server, options.security.token_file,
-                                                    options.security.tls, options.security.tls_ca));
-    worker::RemoteRecordOptions remote;
-    remote.channel = client.channel;
-    remote.token = client.token;
-    return worker::ConnectRemoteRecordSource(remote);
+    TUNED_ASSIGN_OR_RETURN(rpc::ClientConfig client,
+                           rpc::LoadClientConfig(options.server, options.security.token_file,
+                                                 options.security.tls, options.security.tls_ca));
+    return reuse::OpenRemoteRecordSource(rpc::Connect(client));
   }
-  std::string db_path = options.db_path;
-  if (db_path.empty()) db_path = std::getenv("TUNED_DB") ? std::getenv("TUNED_DB") : "./tuned.db";
-  return reuse::OpenLocalRecordSource(db_path);
+  return reuse::OpenLocalRecordSource(DbPathOrDefault(options.db_path));
 }
 
 Status RunCompile(const CompileOptions& options) {
@@ -93,7 +88,7 @@ void RegisterCompileCommand(Program& program) {
       [options] { return RunCompile(*options); });
   cmd->add_option("--workload,-w", options->workload, "Workload spec")->required();
   cmd->add_option("--target", options->target, "Target string (default: this machine)");
-  cmd->add_option("--db", options->db_path, "Tuning database (default: $TUNED_DB or ./tuned.db)");
+  cmd->add_option("--db", options->db_path, std::string("Tuning database ") + kDbPathHelp);
   cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it)")
       ->required();
   cmd->add_option("--server", options->server, "Read the log of the server at host:port instead of --db");

@@ -3,7 +3,6 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -12,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/time.h"
 #include "compiler/ir/op_library.h"
 #include "tuning_db/database.h"
 #include "tuning_db/jsonl.h"
@@ -24,7 +24,7 @@ namespace {
 using nlohmann::json;
 
 struct DbOptions {
-  std::string db_path = "./tuned.db";
+  std::string db_path;  // empty: DefaultDbPath()
   bool json = false;
   std::string key;        // show KEY, best SPEC
   std::string target;     // best --target
@@ -40,9 +40,10 @@ struct DbOptions {
 StatusOr<std::unique_ptr<db::Database>> OpenDb(const DbOptions& options, bool create) {
   db::OpenOptions open;
   open.create_if_missing = create;
-  auto opened = db::OpenSqliteDatabase(options.db_path, open);
+  const std::string path = DbPathOrDefault(options.db_path);
+  auto opened = db::OpenSqliteDatabase(path, open);
   if (!opened.ok() && opened.status().code() == StatusCode::kNotFound && !create) {
-    return NotFoundError("database '" + options.db_path +
+    return NotFoundError("database '" + path +
                          "' does not exist (use --db PATH or set TUNED_DB)");
   }
   return opened;
@@ -67,13 +68,6 @@ std::string Printf(const char* format, double value) {
   return buffer;
 }
 
-std::string FormatSeconds(double seconds) {
-  if (seconds <= 0) return "-";
-  if (seconds < 1e-3) return Printf("%.2f us", seconds * 1e6);
-  if (seconds < 1) return Printf("%.3f ms", seconds * 1e3);
-  return Printf("%.3f s", seconds);
-}
-
 double Gflops(double flops, double seconds) {
   return flops > 0 && seconds > 0 ? flops / seconds / 1e9 : 0;
 }
@@ -85,10 +79,7 @@ std::string FormatGflops(double flops, double seconds) {
 
 std::string FormatAge(int64_t unix_ms) {
   if (unix_ms <= 0) return "-";
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  const int64_t seconds = std::max<int64_t>(0, (now - unix_ms) / 1000);
+  const int64_t seconds = std::max<int64_t>(0, (UnixMs() - unix_ms) / 1000);
   if (seconds < 60) return std::to_string(seconds) + "s ago";
   if (seconds < 3600) return std::to_string(seconds / 60) + "m ago";
   if (seconds < 86400) return std::to_string(seconds / 3600) + "h ago";
@@ -517,9 +508,7 @@ Status RunStats(const DbOptions& options) {
 }
 
 void AddCommonOptions(CLI::App* sub, DbOptions& options) {
-  sub->add_option("--db", options.db_path, "Tuning database file")
-      ->envname("TUNED_DB")
-      ->capture_default_str();
+  sub->add_option("--db", options.db_path, std::string("Tuning database file ") + kDbPathHelp);
   sub->add_flag("--json", options.json, "Print machine-readable JSON");
 }
 

@@ -4,24 +4,17 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <string>
 
 #include "common/logging.h"
-#include "compiler/codegen/llvm/cpu_target.h"
-#include "worker/client/channel.h"
-#include "worker/measurement_engine.h"
+#include "rpc/credentials.h"
+#include "server/stack/server_stack.h"
 
 namespace tuned::cli {
 namespace {
-
-StatusOr<std::string> CanonicalTarget(const std::string& target) {
-  if (target.starts_with("cuda")) return target;  // Checked by the CUDA workers themselves.
-  auto parsed = codegen::ParseCpuTarget(target);
-  if (!parsed.ok()) return parsed.status();
-  return parsed->ToString();
-}
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:7411";
@@ -57,11 +50,11 @@ Status WritePortFile(const std::string& path, int port) {
 }
 
 Status RunServe(const ServeFlags& flags) {
-  ServeConfig config;
+  server::ServerStackConfig config;
   config.listen = flags.listen;
-  config.db_path = flags.db_path.empty() ? DefaultDbPath() : flags.db_path;
+  config.db_path = DbPathOrDefault(flags.db_path);
   if (!flags.token_file.empty()) {
-    TUNED_ASSIGN_OR_RETURN(config.token, worker::ReadTokenFile(flags.token_file));
+    TUNED_ASSIGN_OR_RETURN(config.token, rpc::ReadTokenFile(flags.token_file));
   } else if (!IsLoopback(flags.listen)) {
     Logger("server")->warn(
         "listening on '{}' without --token-file: anyone who can reach it "
@@ -72,8 +65,8 @@ Status RunServe(const ServeFlags& flags) {
     return InvalidArgumentError("--tls-cert and --tls-key go together");
   }
   if (!flags.tls_cert.empty()) {
-    TUNED_ASSIGN_OR_RETURN(config.tls_cert_pem, worker::ReadPemFile(flags.tls_cert));
-    TUNED_ASSIGN_OR_RETURN(config.tls_key_pem, worker::ReadPemFile(flags.tls_key));
+    TUNED_ASSIGN_OR_RETURN(config.tls_cert_pem, rpc::ReadPemFile(flags.tls_cert));
+    TUNED_ASSIGN_OR_RETURN(config.tls_key_pem, rpc::ReadPemFile(flags.tls_key));
   }
   if (flags.heartbeat_ms <= 0 || flags.lease_timeout_ms <= flags.heartbeat_ms) {
     return InvalidArgumentError("--lease-timeout-ms must exceed --heartbeat-ms (both positive)");
@@ -91,7 +84,8 @@ Status RunServe(const ServeFlags& flags) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<ServerStack> stack, ServerStack::Start(config));
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<server::ServerStack> stack,
+                         server::ServerStack::Start(config));
   const int port = stack->server().port();
   if (!flags.port_file.empty()) TUNED_RETURN_IF_ERROR(WritePortFile(flags.port_file, port));
   std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
@@ -108,52 +102,6 @@ Status RunServe(const ServeFlags& flags) {
 
 }  // namespace
 
-std::string DefaultDbPath() {
-  const char* env = std::getenv("TUNED_DB");
-  return env != nullptr && *env != '\0' ? env : "./tuned.db";
-}
-
-StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServeConfig& config) {
-  std::unique_ptr<ServerStack> stack(new ServerStack());
-  TUNED_ASSIGN_OR_RETURN(stack->database_, db::OpenSqliteDatabase(config.db_path));
-  stack->dispatcher_ = std::make_unique<dispatch::Dispatcher>(config.dispatcher);
-  stack->dispatcher_->StartLeaseChecker();
-
-  tasks::TaskManagerOptions options;
-  // The search of every task: evolutionary with the target's shared, persisted cost model
-  // (or random sampling when a task asks for it).
-  stack->models_ = std::make_unique<search::ModelRegistry>(stack->database_.get());
-  options.strategy_factory = [models = stack->models_.get()](const search::SearchContext& context,
-                                                             const v1::SearchOptions& search_options) {
-    return search::MakeTaskSearch(context, search_options, *models);
-  };
-  options.default_measure = worker::DefaultMeasureConfig();
-  options.canonicalize_target = CanonicalTarget;
-  if (auto host = codegen::HostCpuTarget(); host.ok()) options.default_target = host->ToString();
-  stack->tasks_ = std::make_unique<tasks::TaskManager>(*stack->database_, *stack->dispatcher_,
-                                                       std::move(options));
-  if (config.resume_tasks) {
-    TUNED_ASSIGN_OR_RETURN(stack->resumed_, stack->tasks_->ResumeUnfinished());
-  }
-
-  server::ServerOptions server_options;
-  server_options.listen = config.listen;
-  server_options.token = config.token;
-  server_options.tls_cert_pem = config.tls_cert_pem;
-  server_options.tls_key_pem = config.tls_key_pem;
-  server_options.max_message_bytes = config.max_message_bytes;
-  server::ServerComponents components{stack->tasks_.get(), stack->dispatcher_.get(),
-                                      stack->database_.get()};
-  TUNED_ASSIGN_OR_RETURN(stack->server_, server::TunedServer::Start(server_options, components));
-  return stack;
-}
-
-ServerStack::~ServerStack() {
-  if (server_) server_->Shutdown();
-  if (tasks_) tasks_->Stop();
-  if (dispatcher_) dispatcher_->Stop();
-}
-
 void RegisterServeCommand(Program& program) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = program.AddCommand(
@@ -161,7 +109,7 @@ void RegisterServeCommand(Program& program) {
       [flags] { return RunServe(*flags); });
   cmd->add_option("--listen", flags->listen, "Address to listen on, host:port (port 0: any)")
       ->capture_default_str();
-  cmd->add_option("--db", flags->db_path, "Tuning database (default: $TUNED_DB or ./tuned.db)");
+  cmd->add_option("--db", flags->db_path, std::string("Tuning database ") + kDbPathHelp);
   cmd->add_option("--token-file", flags->token_file,
                   "File holding the shared token clients and workers must present");
   cmd->add_option("--tls-cert", flags->tls_cert, "PEM certificate chain (enables TLS)");

@@ -1,22 +1,22 @@
 #include "cli/tune_command.h"
 
-#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <thread>
 
-#include "cli/serve_command.h"
 #include "common/logging.h"
+#include "common/time.h"
 #include "compiler/ir/op_library.h"
-#include "tuned/v1/tuning_service.grpc.pb.h"
-#include "worker/client/channel.h"
-#include "worker/client/worker_client.h"
+#include "proto/task_state.h"
+#include "rpc/channel.h"
+#include "rpc/credentials.h"
+#include "rpc/tuning_client.h"
+#include "server/stack/embedded_stack.h"
 #include "worker/measurement_engine.h"
 
 namespace tuned::cli {
@@ -41,36 +41,9 @@ struct TuneFlags {
   int wait_s = 60;
 };
 
-// A fresh secret for the embedded server, so nothing else in this process space can use it.
-std::string RandomToken() {
-  std::random_device random;
-  std::string token;
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 32; ++i) token += kHex[random() & 15];
-  return token;
-}
-
-bool IsFinal(v1::TaskState state) {
-  return state == v1::TASK_STATE_SUCCEEDED || state == v1::TASK_STATE_FAILED ||
-         state == v1::TASK_STATE_CANCELLED;
-}
-
 std::string StateName(v1::TaskState state) {
   std::string name = v1::TaskState_Name(state);
   return name.substr(std::string("TASK_STATE_").size());
-}
-
-std::string FormatSeconds(double seconds) {
-  char text[64];
-  if (seconds <= 0) return "-";
-  if (seconds < 1e-3) {
-    std::snprintf(text, sizeof(text), "%.2f us", seconds * 1e6);
-  } else if (seconds < 1) {
-    std::snprintf(text, sizeof(text), "%.3f ms", seconds * 1e3);
-  } else {
-    std::snprintf(text, sizeof(text), "%.3f s", seconds);
-  }
-  return text;
 }
 
 double Gflops(const v1::TuningRecord& best) {
@@ -105,38 +78,29 @@ class Progress {
 };
 
 // Follows the task until it reaches a final state; survives a server restart for `wait_s`.
-StatusOr<v1::TaskStatus> FollowTask(v1::TuningService::Stub& stub, const std::string& token,
-                                    v1::TaskStatus status, int wait_s, Progress& progress) {
+StatusOr<v1::TaskStatus> FollowTask(rpc::TuningClient& client, v1::TaskStatus status, int wait_s,
+                                    Progress& progress) {
   auto last_contact = Clock::now();
   int backoff_ms = 100;
-  while (!IsFinal(status.state())) {
-    grpc::ClientContext context;
-    worker::AddToken(context, token);
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::hours(24 * 7));
-    v1::WatchTaskRequest request;
-    request.set_task_id(status.task_id());
-    auto reader = stub.WatchTask(&context, request);
-    v1::TaskStatus update;
-    while (reader->Read(&update)) {
+  while (!v1::IsFinal(status.state())) {
+    Status finished = client.Watch(status.task_id(), [&](const v1::TaskStatus& update) {
       last_contact = Clock::now();
       backoff_ms = 100;
-      if (update.trials_done() >= status.trials_done() || IsFinal(update.state())) {
+      if (update.trials_done() >= status.trials_done() || v1::IsFinal(update.state())) {
         status = update;
         progress.Show(status);
       }
-    }
-    grpc::Status finished = reader->Finish();
-    if (IsFinal(status.state())) break;
-    Status error = worker::FromGrpcStatus(finished, "watching task " + status.task_id());
-    if (!finished.ok() && finished.error_code() != grpc::StatusCode::UNAVAILABLE &&
-        finished.error_code() != grpc::StatusCode::CANCELLED) {
-      return error;
+    });
+    if (v1::IsFinal(status.state())) break;
+    if (!finished.ok() && finished.code() != StatusCode::kUnavailable &&
+        finished.code() != StatusCode::kCancelled) {
+      return finished;
     }
     if (Clock::now() - last_contact > std::chrono::seconds(wait_s)) {
       return UnavailableError("lost the server for more than " + std::to_string(wait_s) +
-                              " s: " + error.message());
+                              " s: " + finished.message());
     }
-    Logger("cli")->warn("{}; retrying in {} ms", error.message(), backoff_ms);
+    Logger("cli")->warn("{}; retrying in {} ms", finished.message(), backoff_ms);
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
     backoff_ms = std::min(backoff_ms * 2, 2000);
   }
@@ -204,27 +168,19 @@ Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::s
   }
 }
 
-StatusOr<v1::TaskStatus> SubmitAndFollow(const std::shared_ptr<grpc::Channel>& channel,
-                                         const std::string& token, const v1::TaskSpec& spec,
+StatusOr<v1::TaskStatus> SubmitAndFollow(rpc::Connection connection, const v1::TaskSpec& spec,
                                          const TuneFlags& flags) {
-  auto stub = v1::TuningService::NewStub(channel);
-  grpc::ClientContext context;
-  worker::AddToken(context, token);
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(flags.wait_s));
-  context.set_wait_for_ready(true);
-  v1::SubmitTaskRequest request;
-  *request.mutable_spec() = spec;
-  v1::SubmitTaskResponse response;
-  grpc::Status submitted = stub->SubmitTask(&context, request, &response);
-  if (submitted.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+  rpc::TuningClient client(std::move(connection));
+  StatusOr<v1::TaskStatus> submitted = client.Submit(spec, flags.wait_s * 1000);
+  if (submitted.status().code() == StatusCode::kDeadlineExceeded) {
     return UnavailableError("submitting the task: no answer from the server within " +
                             std::to_string(flags.wait_s) + " s (--wait-s)");
   }
-  if (!submitted.ok()) return worker::FromGrpcStatus(submitted, "submitting the task");
-  Logger("cli")->info("task submitted task={}", response.status().task_id());
+  if (!submitted.ok()) return submitted.status();
+  Logger("cli")->info("task submitted task={}", submitted->task_id());
   Progress progress(!flags.json && isatty(fileno(stderr)));
-  progress.Show(response.status());
-  auto status = FollowTask(*stub, token, response.status(), flags.wait_s, progress);
+  progress.Show(*submitted);
+  auto status = FollowTask(client, *submitted, flags.wait_s, progress);
   progress.End();
   return status;
 }
@@ -253,49 +209,30 @@ Status RunTune(const TuneFlags& flags) {
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
 
   if (!flags.server.empty()) {
-    TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
-                           worker::LoadClientConfig(flags.server, flags.security.token_file, flags.security.tls,
-                                                    flags.security.tls_ca));
-    const std::string& token = client.token;
-    TUNED_ASSIGN_OR_RETURN(
-        v1::TaskStatus status,
-        SubmitAndFollow(worker::CreateClientChannel(client.channel), token, spec, flags));
+    TUNED_ASSIGN_OR_RETURN(rpc::ClientConfig client,
+                           rpc::LoadClientConfig(flags.server, flags.security.token_file,
+                                                 flags.security.tls, flags.security.tls_ca));
+    TUNED_ASSIGN_OR_RETURN(v1::TaskStatus status,
+                           SubmitAndFollow(rpc::Connect(client), spec, flags));
     return PrintSummary(status, elapsed(), "server " + flags.server, flags.json);
   }
 
   // Embedded: the same server, one local worker and the database, in this process, talking
   // over an in-process channel (no socket is opened).
-  ServeConfig config;
-  config.db_path = flags.db_path.empty() ? DefaultDbPath() : flags.db_path;
-  config.token = RandomToken();
-  config.resume_tasks = false;
-  worker::EngineOptions engine_options;
-  engine_options.target = flags.target;
-  engine_options.build_slots = int(flags.slots);
-  engine_options.worker_id = "embedded";
-  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<worker::MeasurementEngine> engine,
-                         worker::CreateMeasurementEngine(engine_options));
-  spec.mutable_target()->set_target(engine->target().target());
-  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<ServerStack> stack, ServerStack::Start(config));
-  std::shared_ptr<grpc::Channel> channel = stack->server().InProcessChannel();
-
-  worker::WorkerClientOptions client_options;
-  client_options.channel = channel;
-  client_options.token = config.token;
-  client_options.worker_id = "embedded";
-  client_options.slots = flags.slots;
-  worker::WorkerClient client(client_options, *engine);
-  Status client_status;
-  std::thread worker_thread([&] { client_status = client.Run(); });
-
-  StatusOr<v1::TaskStatus> status = SubmitAndFollow(channel, config.token, spec, flags);
-  client.Stop();
-  worker_thread.join();
-  stack.reset();
-  engine->Drain();
+  server::EmbeddedStackOptions embedded;
+  embedded.db_path = DbPathOrDefault(flags.db_path);
+  embedded.engine.target = flags.target;
+  embedded.engine.build_slots = int(flags.slots);
+  embedded.engine.worker_id = "embedded";
+  embedded.slots = flags.slots;
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<server::EmbeddedStack> stack,
+                         server::EmbeddedStack::Start(embedded));
+  spec.mutable_target()->set_target(stack->target().target());
+  StatusOr<v1::TaskStatus> status = SubmitAndFollow(stack->connection(), spec, flags);
+  Status stopped = stack->Stop();
   if (!status.ok()) return status.status();
-  if (!client_status.ok()) return client_status;
-  return PrintSummary(*status, elapsed(), config.db_path, flags.json);
+  TUNED_RETURN_IF_ERROR(stopped);
+  return PrintSummary(*status, elapsed(), embedded.db_path, flags.json);
 }
 
 }  // namespace
@@ -311,7 +248,7 @@ void RegisterTuneCommand(Program& program) {
                   "Target string (default: embedded: this machine; --server: the workers' target)");
   cmd->add_option("--trials", flags->trials, "Candidates to measure")->capture_default_str();
   cmd->add_option("--db", flags->db_path,
-                  "Embedded: tuning database (default: $TUNED_DB or ./tuned.db)");
+                  std::string("Embedded: tuning database ") + kDbPathHelp);
   cmd->add_option("--server", flags->server, "Submit to the server at host:port");
   AddClientSecurityFlags(*cmd, flags->security);
   cmd->add_flag("--json", flags->json, "Print the summary as JSON");

@@ -13,7 +13,8 @@
 
 #include "cli/cli_support.h"
 #include "common/logging.h"
-#include "worker/client/channel.h"
+#include "rpc/channel.h"
+#include "rpc/credentials.h"
 #include "worker/client/worker_client.h"
 #include "worker/measurement_engine.h"
 
@@ -35,9 +36,9 @@ Status RunWorker(const WorkerFlags& flags) {
     return InvalidArgumentError("--slots must be within [1, 1024]");
   }
   worker::WorkerClientOptions options;
-  TUNED_ASSIGN_OR_RETURN(worker::ClientConfig connection,
-                         worker::LoadClientConfig(flags.server, flags.security.token_file,
-                                                  flags.security.tls, flags.security.tls_ca));
+  TUNED_ASSIGN_OR_RETURN(rpc::ClientConfig connection,
+                         rpc::LoadClientConfig(flags.server, flags.security.token_file,
+                                               flags.security.tls, flags.security.tls_ca));
   options.token = connection.token;
 
   // Block the stop signals before any thread starts; one thread waits for them.
@@ -50,7 +51,7 @@ Status RunWorker(const WorkerFlags& flags) {
   worker::EngineOptions engine_options;
   engine_options.target = flags.target;
   engine_options.build_slots = int(flags.slots);
-  options.channel = worker::CreateClientChannel(connection.channel);
+  options.channel = rpc::CreateClientChannel(connection.channel);
   options.slots = flags.slots;
   options.max_reconnects = flags.max_reconnects;
   options.reconnect_max_ms = flags.reconnect_max_ms;

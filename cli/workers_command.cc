@@ -1,15 +1,13 @@
 #include "cli/workers_command.h"
 
-#include <grpcpp/grpcpp.h>
-
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tuned/v1/worker_service.grpc.pb.h"
-#include "worker/client/channel.h"
+#include "common/time.h"
+#include "rpc/credentials.h"
+#include "rpc/worker_service_client.h"
 
 namespace tuned::cli {
 namespace {
@@ -20,23 +18,12 @@ struct WorkersFlags {
   bool json = false;
 };
 
-int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 Status RunWorkers(const WorkersFlags& flags) {
-  TUNED_ASSIGN_OR_RETURN(worker::ClientConfig client,
-                         worker::LoadClientConfig(flags.server, flags.security.token_file, flags.security.tls,
-                                                  flags.security.tls_ca));
-  auto stub = v1::WorkerService::NewStub(worker::CreateClientChannel(client.channel));
-  grpc::ClientContext context;
-  worker::AddToken(context, client.token);
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  v1::ListWorkersResponse response;
-  grpc::Status status = stub->ListWorkers(&context, v1::ListWorkersRequest(), &response);
-  if (!status.ok()) return worker::FromGrpcStatus(status, "listing workers of " + flags.server);
+  TUNED_ASSIGN_OR_RETURN(rpc::ClientConfig client,
+                         rpc::LoadClientConfig(flags.server, flags.security.token_file,
+                                               flags.security.tls, flags.security.tls_ca));
+  rpc::WorkerServiceClient workers(rpc::Connect(client));
+  TUNED_ASSIGN_OR_RETURN(v1::ListWorkersResponse response, workers.ListWorkers());
 
   const int64_t now = UnixMs();
   if (flags.json) {

@@ -1,7 +1,6 @@
 #include <sqlite3.h>
 
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -12,18 +11,13 @@
 
 #include "common/logging.h"
 #include "common/sha256.h"
+#include "common/time.h"
 #include "tuning_db/database.h"
 #include "tuning_db/schema/migrations.h"
 #include "tuning_db/sqlite_database_internal.h"
 #include "tuning_db/trace_hash.h"
 
 namespace tuned::db {
-
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 StatusOr<int64_t> RecordStore::InsertRecord(const v1::TuningRecord& record) {
   TUNED_ASSIGN_OR_RETURN(InsertResult result, InsertRecords(std::span(&record, 1)));
@@ -225,7 +219,7 @@ StatusOr<int64_t> SqliteDatabase::UpsertWorkloadLocked(const v1::Workload& workl
       .BindText(4, stored.definition())
       .BindDouble(5, stored.flops())
       .BindBlob(6, stored.SerializeAsString())
-      .BindInt(7, NowUnixMs());
+      .BindInt(7, UnixMs());
   TUNED_RETURN_IF_ERROR(insert->Run());
   return sqlite3_last_insert_rowid(conn_.get());
 }
@@ -297,7 +291,7 @@ StatusOr<InsertResult> SqliteDatabase::InsertRecords(std::span<const v1::TuningR
   std::map<std::string, int64_t, std::less<>> workload_ids;
   std::map<std::pair<std::string, std::string>, int64_t> target_ids;
   InsertResult out;
-  const int64_t now = NowUnixMs();
+  const int64_t now = UnixMs();
   for (size_t i = 0; i < records.size(); ++i) {
     const v1::TuningRecord& record = records[i];
     const v1::MeasureResult& result = record.result();
@@ -393,7 +387,7 @@ Status SqliteDatabase::SaveTask(const v1::TaskStatus& status) {
       .BindInt(6, status.trials_done())
       .BindInt(7, status.state())
       .BindText(9, status.error())
-      .BindInt(10, status.updated_unix_ms() != 0 ? status.updated_unix_ms() : NowUnixMs());
+      .BindInt(10, status.updated_unix_ms() != 0 ? status.updated_unix_ms() : UnixMs());
   if (best_id != 0) {
     upsert->BindInt(8, best_id);
   } else {
@@ -419,7 +413,7 @@ StatusOr<bool> SqliteDatabase::SaveCostModelSnapshot(const CostModelSnapshot& sn
       .BindInt(4, snapshot.num_records)
       .BindBlob(5, snapshot.model)
       .BindText(6, snapshot.origin.empty() ? database_id_ : snapshot.origin)
-      .BindInt(7, snapshot.created_unix_ms != 0 ? snapshot.created_unix_ms : NowUnixMs());
+      .BindInt(7, snapshot.created_unix_ms != 0 ? snapshot.created_unix_ms : UnixMs());
   TUNED_RETURN_IF_ERROR(insert->Run());
   const int64_t new_id =
       sqlite3_changes(conn_.get()) > 0 ? sqlite3_last_insert_rowid(conn_.get()) : 0;
@@ -453,7 +447,7 @@ Status SqliteDatabase::LogMerge(const MergeEntry& entry) {
       .BindInt(3, entry.workloads_added)
       .BindInt(4, entry.records_added)
       .BindInt(5, entry.snapshots_added)
-      .BindInt(6, entry.merged_unix_ms != 0 ? entry.merged_unix_ms : NowUnixMs());
+      .BindInt(6, entry.merged_unix_ms != 0 ? entry.merged_unix_ms : UnixMs());
   return insert->Run();
 }
 

@@ -74,9 +74,6 @@ inline constexpr char kRecordSelect[] =
     "r.tuner_version, r.task_id, r.created_unix_ms, r.origin FROM records r "
     "JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id ";
 
-/// Milliseconds since the Unix epoch.
-int64_t NowUnixMs();
-
 }  // namespace tuned::db
 
 #endif  // TUNED_TUNING_DB_SQLITE_DATABASE_INTERNAL_H_

@@ -3,7 +3,8 @@
 
 /// \file
 /// Where the compiler reads tuning records from: a local database file, or a server's
-/// DatabaseService (implemented where the gRPC client lives, behind this interface).
+/// DatabaseService (remote/remote_record_source.h, library tuned_reuse_remote). Both answer
+/// every call alike on the same log.
 
 #include <memory>
 #include <string>

@@ -5,15 +5,10 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "common/time.h"
 
 namespace tuned::dispatch {
 namespace {
-
-int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::shared_ptr<spdlog::logger> Log() { return Logger("dispatch"); }
 

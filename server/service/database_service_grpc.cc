@@ -1,5 +1,5 @@
 // DatabaseService over the tuning database: how a compiler on another machine reads the log.
-// Both calls are bounded reads (limits below), answered inline.
+// Every call is a bounded read (limits below; a workload's targets are few), answered inline.
 
 #include "server/service/grpc_util.h"
 #include "tuned/v1/database_service.grpc.pb.h"
@@ -66,12 +66,23 @@ class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
     });
   }
 
+  grpc::ServerUnaryReactor* ListTargets(grpc::CallbackServerContext* context,
+                                        const v1::ListTargetsRequest* request,
+                                        v1::ListTargetsResponse* response) override {
+    return Unary(context, [&]() -> Status {
+      TUNED_ASSIGN_OR_RETURN(std::vector<std::string> targets,
+                             database_.ListTargets(request->workload_key()));
+      for (std::string& target : targets) response->add_targets(std::move(target));
+      return Status::Ok();
+    });
+  }
+
  private:
   template <typename Body>
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Body body) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     grpc::Status status = CheckToken(context, token_);
-    reactor->Finish(status.ok() ? ToGrpcStatus(body()) : status);
+    reactor->Finish(status.ok() ? rpc::ToGrpcStatus(body()) : status);
     return reactor;
   }
 

@@ -2,7 +2,7 @@
 #define TUNED_SERVER_SERVICE_GRPC_UTIL_H_
 
 /// \file
-/// Private to server/service: what every adaptor shares (status mapping, token check) and the
+/// Private to server/service: what every adaptor shares (status mapping from rpc/, token check) and the
 /// factories of the three services. Only server/service/*.cc include it; it pulls in gRPC.
 
 #include <grpcpp/grpcpp.h>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "rpc/grpc_status.h"
 
 namespace tuned::db {
 class Database;
@@ -24,9 +25,6 @@ class TaskManager;
 }
 
 namespace tuned::server {
-
-/// The one conversion of our Status to the wire (same canonical codes).
-grpc::Status ToGrpcStatus(const Status& status);
 
 /// OK when `token` is empty (authentication disabled) or the call carries
 /// "authorization: Bearer <token>"; UNAUTHENTICATED otherwise. Constant-time comparison.

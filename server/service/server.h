@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "rpc/channel.h"
 
 namespace grpc {
 class Channel;
@@ -33,10 +34,8 @@ class TaskManager;
 
 namespace tuned::server {
 
-/// Metadata key clients put their token under, as "Bearer <token>".
-inline constexpr char kAuthMetadataKey[] = "authorization";
-/// Default limit on one message in either direction, bytes.
-inline constexpr int kDefaultMaxMessageBytes = 16 << 20;
+/// Default limit on one message in either direction, bytes (the clients' default too).
+inline constexpr int kDefaultMaxMessageBytes = rpc::kDefaultMaxMessageBytes;
 
 struct ServerOptions {
   /// "host:port" to listen on (port 0 picks a free one); empty: no listening port, only

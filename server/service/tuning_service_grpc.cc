@@ -5,17 +5,13 @@
 #include <mutex>
 #include <optional>
 
+#include "proto/task_state.h"
 #include "server/service/grpc_util.h"
 #include "server/tasks/task_manager.h"
 #include "tuned/v1/tuning_service.grpc.pb.h"
 
 namespace tuned::server {
 namespace {
-
-bool IsFinal(v1::TaskState state) {
-  return state == v1::TASK_STATE_SUCCEEDED || state == v1::TASK_STATE_FAILED ||
-         state == v1::TASK_STATE_CANCELLED;
-}
 
 grpc::Status CheckTaskId(const std::string& task_id) {
   if (task_id.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "empty task_id"};
@@ -39,7 +35,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::TaskStatus> {
     }
     auto id = tasks_.AddWatcher(request.task_id(), [this](const v1::TaskStatus& s) { Enqueue(s); });
     if (!id.ok()) {
-      Finish(ToGrpcStatus(id.status()));
+      Finish(rpc::ToGrpcStatus(id.status()));
       return;
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -55,7 +51,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::TaskStatus> {
       FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "watch stream broken"));
       return;
     }
-    if (IsFinal(current_.state())) {
+    if (v1::IsFinal(current_.state())) {
       FinishLocked(grpc::Status::OK);
       return;
     }
@@ -118,7 +114,7 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
         return {grpc::StatusCode::INVALID_ARGUMENT, "submit task: missing spec"};
       }
       auto status = tasks_.Submit(request->spec());
-      if (!status.ok()) return ToGrpcStatus(status.status());
+      if (!status.ok()) return rpc::ToGrpcStatus(status.status());
       *response->mutable_status() = std::move(*status);
       return grpc::Status::OK;
     });
@@ -130,7 +126,7 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
     return Unary(context, [&]() -> grpc::Status {
       if (grpc::Status s = CheckTaskId(request->task_id()); !s.ok()) return s;
       auto status = tasks_.Get(request->task_id());
-      if (!status.ok()) return ToGrpcStatus(status.status());
+      if (!status.ok()) return rpc::ToGrpcStatus(status.status());
       *response = std::move(*status);
       return grpc::Status::OK;
     });
@@ -146,7 +142,7 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
       std::optional<v1::TaskState> state;
       if (request->state() != v1::TASK_STATE_UNSPECIFIED) state = request->state();
       auto tasks = tasks_.List(state);
-      if (!tasks.ok()) return ToGrpcStatus(tasks.status());
+      if (!tasks.ok()) return rpc::ToGrpcStatus(tasks.status());
       for (v1::TaskStatus& task : *tasks) *response->add_tasks() = std::move(task);
       return grpc::Status::OK;
     });
@@ -163,7 +159,7 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
     return Unary(context, [&]() -> grpc::Status {
       if (grpc::Status s = CheckTaskId(request->task_id()); !s.ok()) return s;
       auto status = tasks_.Cancel(request->task_id());
-      if (!status.ok()) return ToGrpcStatus(status.status());
+      if (!status.ok()) return rpc::ToGrpcStatus(status.status());
       *response = std::move(*status);
       return grpc::Status::OK;
     });

@@ -103,7 +103,7 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
   void Close(const Status& reason) override {
     std::lock_guard<std::mutex> lock(mu_);
     session_ = 0;  // Already unregistered by the dispatcher.
-    FinishLocked(ToGrpcStatus(reason));
+    FinishLocked(rpc::ToGrpcStatus(reason));
   }
 
   // --- Reactions. ---
@@ -115,7 +115,7 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
     Status status = Handle(in_);
     if (!status.ok()) {
       Logger("server")->warn("worker stream rejected peer={} reason='{}'", peer_, status.message());
-      EndSession("sent an invalid message", ToGrpcStatus(status));
+      EndSession("sent an invalid message", rpc::ToGrpcStatus(status));
       return;
     }
     StartRead(&in_);

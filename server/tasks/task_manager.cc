@@ -1,26 +1,16 @@
 #include "server/tasks/task_manager.h"
 
-#include <chrono>
 #include <cmath>
 #include <utility>
 
 #include "common/logging.h"
+#include "common/time.h"
 #include "compiler/ir/op_library.h"
+#include "proto/task_state.h"
 #include "server/tasks/task_runner.h"
 
 namespace tuned::tasks {
 namespace {
-
-int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-bool IsFinal(v1::TaskState state) {
-  return state == v1::TASK_STATE_SUCCEEDED || state == v1::TASK_STATE_FAILED ||
-         state == v1::TASK_STATE_CANCELLED;
-}
 
 constexpr size_t kMaxSpecChars = 4096;
 constexpr uint32_t kMaxBatchSize = 4096;
@@ -186,7 +176,7 @@ StatusOr<v1::TaskStatus> TaskManager::Cancel(const std::string& task_id) {
   // Outside mu_: cancelling publishes to watchers, and AddWatcher locks watchers_mu_ then mu_.
   if (runner) return runner->Cancel();
   TUNED_ASSIGN_OR_RETURN(v1::TaskStatus status, Get(task_id));
-  if (IsFinal(status.state())) {
+  if (v1::IsFinal(status.state())) {
     return FailedPreconditionError("task '" + task_id + "' has already finished (" +
                                    v1::TaskState_Name(status.state()) + ")");
   }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "common/time.h"
 #include "common/version.h"
 #include "compiler/ir/op_library.h"
 #include "tuning_db/trace_hash.h"
@@ -15,12 +16,6 @@ namespace tuned::tasks {
 namespace {
 
 std::shared_ptr<spdlog::logger> Log() { return Logger("tasks"); }
-
-int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 v1::Workload WorkloadToProto(const ir::Workload& workload) {
   v1::Workload proto;

@@ -26,11 +26,6 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-bool IsFinal(v1::TaskState state) {
-  return state == v1::TASK_STATE_SUCCEEDED || state == v1::TASK_STATE_FAILED ||
-         state == v1::TASK_STATE_CANCELLED;
-}
-
 ChildProcess::ChildProcess(std::vector<std::string> argv, std::string log_path)
     : log_path_(std::move(log_path)) {
   // Everything the child needs is prepared before fork: after it only async-signal-safe calls.

@@ -100,8 +100,6 @@ class Cluster {
   std::vector<std::unique_ptr<ChildProcess>> workers_;
 };
 
-bool IsFinal(v1::TaskState state);
-
 }  // namespace tuned::testing
 
 #endif  // TUNED_TESTS_INTEGRATION_CLUSTER_H_

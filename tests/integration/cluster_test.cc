@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "proto/task_state.h"
 #include "tuning_db/database.h"
 
 namespace tuned::testing {
@@ -172,7 +173,7 @@ TEST_F(ClusterTest, WorkerKilledMidTaskStillCompletesWithEveryTrialOnce) {
   ASSERT_TRUE(victim.Wait(10s).has_value());
 
   ASSERT_TRUE(cluster_.WaitTask(
-      task_id, [](const auto& s) { return IsFinal(s.state()); }, kTaskTimeout, &status))
+      task_id, [](const auto& s) { return v1::IsFinal(s.state()); }, kTaskTimeout, &status))
       << Logs();
   EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
   EXPECT_EQ(status.trials_done(), 64u);
@@ -211,7 +212,7 @@ TEST_F(ClusterTest, ServerKilledMidTaskResumesAfterRestartWithoutLosingRecords) 
   std::string error;
   ASSERT_TRUE(cluster_.StartServer(&error)) << error;
   ASSERT_TRUE(cluster_.WaitTask(
-      task_id, [](const auto& s) { return IsFinal(s.state()); }, kTaskTimeout, &status))
+      task_id, [](const auto& s) { return v1::IsFinal(s.state()); }, kTaskTimeout, &status))
       << Logs();
   EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
   EXPECT_EQ(status.trials_done(), 64u);
@@ -300,8 +301,8 @@ TEST_F(ClusterTest, WorkerAnnouncingAnotherTargetGetsNoJobs) {
     beat.mutable_heartbeat();
     stream->Write(beat);
     finished = cluster_.WaitTask(
-                   task_id, [](const auto& s) { return IsFinal(s.state()); }, 0s, &status) ||
-               IsFinal(status.state());
+                   task_id, [](const auto& s) { return v1::IsFinal(s.state()); }, 0s, &status) ||
+               v1::IsFinal(status.state());
     std::this_thread::sleep_for(100ms);
   }
   ASSERT_TRUE(finished) << Logs();

@@ -10,8 +10,9 @@
 
 #include "common/logging.h"
 #include "common/version.h"
+#include "rpc/auth.h"
+#include "rpc/grpc_status.h"
 #include "tuned/v1/worker_service.grpc.pb.h"
-#include "worker/client/channel.h"
 
 namespace tuned::worker {
 namespace {
@@ -101,9 +102,9 @@ Status WorkerClient::Run() {
 Status WorkerClient::RunSession(bool* established) {
   auto stub = v1::WorkerService::NewStub(options_.channel);
   // No deadline: the stream lives as long as the worker. A dead server is noticed by the
-  // channel's keepalive pings (channel.cc) and the server drops a silent worker by heartbeats.
+  // channel's keepalive pings (rpc/channel.cc) and the server drops a silent worker by heartbeats.
   grpc::ClientContext context;
-  AddToken(context, options_.token);
+  rpc::AddToken(context, options_.token);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return Status::Ok();
@@ -207,7 +208,7 @@ Status WorkerClient::RunSession(bool* established) {
     active_context_ = nullptr;
   }
   if (finished.ok()) return UnavailableError("server closed the stream");
-  return FromGrpcStatus(finished, "server " + context.peer());
+  return rpc::FromGrpcStatus(finished, "server " + context.peer());
 }
 
 void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {

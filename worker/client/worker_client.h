@@ -31,7 +31,7 @@ class ClientContext;
 namespace tuned::worker {
 
 struct WorkerClientOptions {
-  /// The channel to the server (CreateClientChannel, or a server's in-process channel).
+  /// The channel to the server (rpc::CreateClientChannel, or a server's in-process channel).
   std::shared_ptr<grpc::Channel> channel;
   /// Token presented on the stream; empty for none.
   std::string token;

@@ -1,0 +1,59 @@
+#include "server/stack/server_stack.h"
+
+#include "compiler/codegen/llvm/cpu_target.h"
+#include "worker/measurement_engine.h"
+
+namespace tuned::server {
+namespace {
+
+StatusOr<std::string> CanonicalTarget(const std::string& target) {
+  if (target.starts_with("cuda")) return target;  // Checked by the CUDA workers themselves.
+  auto parsed = codegen::ParseCpuTarget(target);
+  if (!parsed.ok()) return parsed.status();
+  return parsed->ToString();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfig& config) {
+  std::unique_ptr<ServerStack> stack(new ServerStack());
+  TUNED_ASSIGN_OR_RETURN(stack->database_, db::OpenSqliteDatabase(config.db_path));
+  stack->dispatcher_ = std::make_unique<dispatch::Dispatcher>(config.dispatcher);
+  stack->dispatcher_->StartLeaseChecker();
+
+  tasks::TaskManagerOptions options;
+  // The search of every task: evolutionary with the target's shared, persisted cost model
+  // (or random sampling when a task asks for it).
+  stack->models_ = std::make_unique<search::ModelRegistry>(stack->database_.get());
+  options.strategy_factory = [models = stack->models_.get()](const search::SearchContext& context,
+                                                             const v1::SearchOptions& search_options) {
+    return search::MakeTaskSearch(context, search_options, *models);
+  };
+  options.default_measure = worker::DefaultMeasureConfig();
+  options.canonicalize_target = CanonicalTarget;
+  if (auto host = codegen::HostCpuTarget(); host.ok()) options.default_target = host->ToString();
+  stack->tasks_ = std::make_unique<tasks::TaskManager>(*stack->database_, *stack->dispatcher_,
+                                                       std::move(options));
+  if (config.resume_tasks) {
+    TUNED_ASSIGN_OR_RETURN(stack->resumed_, stack->tasks_->ResumeUnfinished());
+  }
+
+  ServerOptions server_options;
+  server_options.listen = config.listen;
+  server_options.token = config.token;
+  server_options.tls_cert_pem = config.tls_cert_pem;
+  server_options.tls_key_pem = config.tls_key_pem;
+  server_options.max_message_bytes = config.max_message_bytes;
+  ServerComponents components{stack->tasks_.get(), stack->dispatcher_.get(),
+                                      stack->database_.get()};
+  TUNED_ASSIGN_OR_RETURN(stack->server_, TunedServer::Start(server_options, components));
+  return stack;
+}
+
+ServerStack::~ServerStack() {
+  if (server_) server_->Shutdown();
+  if (tasks_) tasks_->Stop();
+  if (dispatcher_) dispatcher_->Stop();
+}
+
+}  // namespace tuned::server

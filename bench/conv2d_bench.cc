@@ -235,7 +235,7 @@ Options ParseOptions(int argc, char** argv) {
 
 int Main(int argc, char** argv) {
   Options options = ParseOptions(argc, argv);
-  codegen::CpuTarget host = Unwrap(codegen::HostCpuTarget(), "host target");
+  target::Target host = Unwrap(codegen::HostCpuTarget(), "host target");
   std::printf("host target: %s\n", host.ToString().c_str());
   const char* spec = "conv2d_nchw(N=1,C=64,H=56,W=56,F=64,R=3,S=3,stride=1,pad=1)";
   auto workload = std::make_shared<const ir::Workload>(Unwrap(ir::ParseWorkloadSpec(spec), spec));
@@ -296,7 +296,7 @@ int Main(int argc, char** argv) {
   std::vector<Row> rows;
   std::string impl_plain, impl_blocked;
   for (int threads : options.threads) {
-    codegen::CpuTarget target = host;
+    target::Target target = host;
     target.num_cores = threads;
     auto jit = Unwrap(LlvmJit::Create(target), "jit");
     lower::LoweredFunc hand = Unwrap(HandSchedule(workload, options), "hand schedule");

@@ -488,7 +488,7 @@ int Main(int argc, char** argv) {
   TrainPredictSpeed(pool);
   if (options.skip_quality) return 0;
 
-  codegen::CpuTarget target = Unwrap(codegen::HostCpuTarget(), "host target");
+  target::Target target = Unwrap(codegen::HostCpuTarget(), "host target");
   target.num_cores = 1;  // one core: less noise from a shared machine
   const std::string target_text = target.ToString();
   auto jit = Unwrap(codegen::LlvmJit::Create(target), "jit");

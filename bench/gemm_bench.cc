@@ -208,7 +208,7 @@ void BenchLaunchOverhead(const Options& options, int threads) {
               threads, omp.median_ms * 1e3, condvar.median_ms * 1e3, spawn.median_ms * 1e3);
 }
 
-void BenchCompileTime(const Options& options, const codegen::CpuTarget& target) {
+void BenchCompileTime(const Options& options, const target::Target& target) {
   auto workload = std::make_shared<const ir::Workload>(
       Unwrap(ir::ParseWorkloadSpec("matmul(M=1024,N=1024,K=1024)"), "workload"));
   auto jit = Unwrap(LlvmJit::Create(target), "jit");
@@ -285,7 +285,7 @@ Options ParseOptions(int argc, char** argv) {
 
 int Main(int argc, char** argv) {
   Options options = ParseOptions(argc, argv);
-  codegen::CpuTarget host = Unwrap(codegen::HostCpuTarget(), "host target");
+  target::Target host = Unwrap(codegen::HostCpuTarget(), "host target");
   std::printf("host target: %s\n", host.ToString().c_str());
   for (int threads : options.threads) BenchLaunchOverhead(options, std::max(threads, 2));
   BenchCompileTime(options, host);
@@ -306,7 +306,7 @@ int Main(int argc, char** argv) {
     }
     std::string naive_text = "skipped";
     for (int threads : options.threads) {
-      codegen::CpuTarget target = host;
+      target::Target target = host;
       target.num_cores = threads;
       auto jit = Unwrap(LlvmJit::Create(target), "jit");
       std::vector<void*> args{mats.a.data(), mats.b.data(), mats.c.data()};

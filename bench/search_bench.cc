@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     else if (flag == "--strategies") strategies = SplitList(value);
   }
   auto workload = std::make_shared<const ir::Workload>(Unwrap(ir::ParseWorkloadSpec(spec), "workload"));
-  codegen::CpuTarget target = Unwrap(codegen::HostCpuTarget(), "host target");
+  target::Target target = Unwrap(codegen::HostCpuTarget(), "host target");
   auto jit = Unwrap(codegen::LlvmJit::Create(target), "jit");
   search::SearchContext ctx;
   ctx.workload = workload;

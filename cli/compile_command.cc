@@ -40,7 +40,7 @@ StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOpt
 
 Status RunCompile(const CompileOptions& options) {
   TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ir::ParseWorkloadSpec(options.workload));
-  codegen::CpuTarget target;
+  target::Target target;
   if (options.target.empty()) {
     TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
   } else {

@@ -75,7 +75,7 @@ std::string CpuModelName() {
   return model.empty() ? "unknown cpu" : model;
 }
 
-v1::DeviceInfo ProbeCpuDevice(const codegen::CpuTarget& target) {
+v1::DeviceInfo ProbeCpuDevice(const target::Target& target) {
   v1::DeviceInfo device;
   device.set_model(CpuModelName());
   device.set_num_cores(static_cast<uint32_t>(target.num_cores));

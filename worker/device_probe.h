@@ -15,7 +15,7 @@
 namespace tuned::worker {
 
 /// The device record for measuring `target` on this machine.
-v1::DeviceInfo ProbeCpuDevice(const codegen::CpuTarget& target);
+v1::DeviceInfo ProbeCpuDevice(const target::Target& target);
 
 /// "model name" of /proc/cpuinfo; "unknown cpu" when absent.
 std::string CpuModelName();

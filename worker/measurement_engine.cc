@@ -13,6 +13,7 @@
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
 #include "compiler/ir/evaluator.h"
+#include "target/target_proto.h"
 #include "worker/builder.h"
 #include "worker/device_probe.h"
 #include "worker/exclusive_gate.h"
@@ -43,7 +44,7 @@ size_t FlushBytes(const v1::DeviceInfo& device) {
 
 class MeasurementEngineImpl final : public MeasurementEngine {
  public:
-  MeasurementEngineImpl(const EngineOptions& options, codegen::CpuTarget cpu_target,
+  MeasurementEngineImpl(const EngineOptions& options, target::Target cpu_target,
                         BuilderFactory factory)
       : options_(options),
         cpu_target_(std::move(cpu_target)),
@@ -52,8 +53,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
         runner_(options.memory_limit_bytes, FlushBytes(device_)),
         references_(options.reference_cache_entries, options.reference_max_evaluator_flops, gate_,
                     [this](const WorkloadData& data) { return CompiledReference(data); }) {
-    target_.set_target(cpu_target_.ToString());
-    target_.set_kind(v1::TARGET_KIND_LLVM_CPU);
+    target_ = target::TargetToProto(cpu_target_);
   }
 
   // Creates the build slots and starts the threads.
@@ -204,7 +204,13 @@ class MeasurementEngineImpl final : public MeasurementEngine {
                                      target_.target() + "'");
     }
     if (text.empty()) return Status::Ok();  // this worker's target
-    StatusOr<codegen::CpuTarget> parsed = codegen::ParseCpuTarget(text);
+    StatusOr<target::Target> parsed = target::ParseTarget(text);
+    if (parsed.ok() && parsed->kind != target::TargetKind::kLlvmCpu) {
+      return FailedPreconditionError("job target '" + text + "' is a " +
+                                     std::string(target::KindName(parsed->kind)) +
+                                     " target; this worker measures '" + target_.target() + "'");
+    }
+    if (parsed.ok()) parsed = codegen::ValidateLlvmCpuTarget(*parsed);
     if (!parsed.ok()) return parsed.status().WithContext("job target");
     if (*parsed == cpu_target_) return Status::Ok();
     Status runnable = codegen::CheckRunnableOnHost(*parsed);
@@ -450,7 +456,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   bool builders_done() const { return outstanding_ == static_cast<int>(timing_queue_.size()); }
 
   const EngineOptions options_;
-  const codegen::CpuTarget cpu_target_;
+  const target::Target cpu_target_;
   v1::Target target_;
   const BuilderFactory factory_;
   const v1::DeviceInfo device_;
@@ -476,11 +482,11 @@ class MeasurementEngineImpl final : public MeasurementEngine {
 
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options,
                                                                      const BuilderFactory& factory) {
-  codegen::CpuTarget cpu_target;
+  target::Target cpu_target;
   if (options.target.empty()) {
     TUNED_ASSIGN_OR_RETURN(cpu_target, codegen::HostCpuTarget());
   } else {
-    StatusOr<codegen::CpuTarget> parsed = codegen::ParseCpuTarget(options.target);
+    StatusOr<target::Target> parsed = codegen::ParseCpuTarget(options.target);
     if (!parsed.ok()) return parsed.status().WithContext("worker target");
     cpu_target = *parsed;
   }

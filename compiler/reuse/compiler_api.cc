@@ -24,7 +24,7 @@ StatusOr<std::unique_ptr<Compiler>> Compiler::Open(const Options& options) {
 StatusOr<std::unique_ptr<Compiler>> Compiler::Open(const Options& options,
                                                    std::unique_ptr<reuse::RecordSource> source) {
   std::unique_ptr<Compiler> compiler(new Compiler());
-  codegen::CpuTarget target;
+  target::Target target;
   if (options.target.empty()) {
     TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
   } else {

@@ -107,7 +107,7 @@ std::string HeaderPreamble(const std::string& comment, const std::string& path, 
 }  // namespace
 
 StatusOr<std::string> EmitLibrary(const std::vector<lower::LoweredFunc>& funcs,
-                                  const codegen::CpuTarget& target, const std::string& path,
+                                  const target::Target& target, const std::string& path,
                                   const std::string& header_comment) {
   bool shared = EndsWith(path, ".so");
   if (!shared && !EndsWith(path, ".o")) {

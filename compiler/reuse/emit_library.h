@@ -19,7 +19,7 @@ namespace tuned::reuse {
 /// Writes `path` (.o or .so, chosen by its extension) and the header `path` with .h in place of
 /// the extension; returns the header's path.
 StatusOr<std::string> EmitLibrary(const std::vector<lower::LoweredFunc>& funcs,
-                                  const codegen::CpuTarget& target, const std::string& path,
+                                  const target::Target& target, const std::string& path,
                                   const std::string& header_comment);
 
 }  // namespace tuned::reuse

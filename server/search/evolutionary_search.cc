@@ -8,6 +8,7 @@
 #include "compiler/lower/lower.h"
 #include "costmodel/features/features.h"
 #include "costmodel/model/cost_model.h"
+#include "server/search/candidate_features.h"
 #include "server/search/design_space.h"
 #include "server/search/mutator.h"
 #include "tuning_db/database.h"
@@ -38,7 +39,7 @@ class EvolutionarySearch : public SearchStrategy {
         sketches_(GenerateSketches(context_)),
         mutators_(DefaultCpuMutators()),
         rng_(context_.seed) {
-    feature_options_.num_cores = context_.num_cores;
+    feature_options_ = CandidateFeatureOptions(context_);
   }
 
   Status SeedFromDatabase() {

@@ -4,6 +4,7 @@
 #include "costmodel/model/cost_model.h"
 #include "costmodel/model/pretrain.h"
 #include "costmodel/model/snapshot.h"
+#include "server/search/candidate_features.h"
 #include "server/search/evolutionary_search.h"
 #include "tuning_db/database.h"
 #include "tuning_db/trace_hash.h"
@@ -104,23 +105,27 @@ struct ModelRegistry::Entry {
   std::unique_ptr<LockedModel> model;
 };
 
-ModelRegistry::ModelRegistry(db::Database* database) : database_(database) {}
+ModelRegistry::ModelRegistry(db::Database* database, ModelFactory make_model)
+    : database_(database), make_model_(std::move(make_model)) {}
 ModelRegistry::~ModelRegistry() = default;
 
-StatusOr<costmodel::CostModel*> ModelRegistry::ForTarget(const std::string& target) {
+StatusOr<costmodel::CostModel*> ModelRegistry::ForTarget(const SearchContext& context) {
+  const std::string& target = context.target;
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = models_.find(target);
   if (it != models_.end()) return it->second->model.get();
-  TUNED_ASSIGN_OR_RETURN(auto xgb, costmodel::MakeXgbCostModel());
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<costmodel::CostModel> fresh,
+                         make_model_ ? make_model_() : costmodel::MakeXgbCostModel());
   auto entry = std::make_unique<Entry>();
-  entry->model = std::make_unique<LockedModel>(std::move(xgb));
+  entry->model = std::make_unique<LockedModel>(std::move(fresh));
   if (database_ != nullptr) {
     Status loaded = costmodel::LoadLatestSnapshot(*database_, target, *entry->model);
     if (loaded.ok()) {
       Logger("search")->info("cost model target='{}' loaded from snapshot, samples={}", target,
                              entry->model->num_samples());
     } else if (loaded.code() == StatusCode::kNotFound || loaded.code() == StatusCode::kFailedPrecondition) {
-      auto stats = costmodel::PretrainFromDatabase(*database_, target, *entry->model);
+      auto stats = costmodel::PretrainFromDatabase(*database_, target, *entry->model,
+                                                ModelPretrainOptions(context));
       if (stats.ok()) {
         Logger("search")->info("cost model target='{}' pre-trained from records, samples={}", target,
                                entry->model->num_samples());
@@ -163,7 +168,7 @@ StatusOr<std::unique_ptr<SearchStrategy>> MakeTaskSearch(const SearchContext& co
   EvolutionaryOptions evolutionary;
   if (options.population() > 0) evolutionary.population = int(options.population());
   if (options.epsilon() > 0) evolutionary.epsilon = options.epsilon();
-  TUNED_ASSIGN_OR_RETURN(costmodel::CostModel * model, models.ForTarget(context.target));
+  TUNED_ASSIGN_OR_RETURN(costmodel::CostModel * model, models.ForTarget(context));
   TUNED_ASSIGN_OR_RETURN(auto search, MakeEvolutionarySearch(context, model, evolutionary));
   std::unique_ptr<SearchStrategy> saving(new SnapshottingSearch(std::move(search), models, context.target));
   return std::unique_ptr<SearchStrategy>(new DefaultScheduleFirst(std::move(saving), context));

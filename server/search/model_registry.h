@@ -7,6 +7,7 @@
 /// or, without one, is pre-trained from the target's measured records; after each batch the
 /// search saves it back.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,18 +25,24 @@ namespace tuned::search {
 
 class ModelRegistry {
  public:
+  /// Makes the empty model of a target seen for the first time.
+  using ModelFactory = std::function<StatusOr<std::unique_ptr<costmodel::CostModel>>()>;
+
   /// `database` may be null (models then live only in memory); it must outlive the registry.
-  explicit ModelRegistry(db::Database* database);
+  /// Models are XGBoost models unless `make_model` is given (a test that watches the model).
+  explicit ModelRegistry(db::Database* database, ModelFactory make_model = {});
   ~ModelRegistry();
 
-  /// The model of `target` (thread-safe; calls on it are serialized).
-  StatusOr<costmodel::CostModel*> ForTarget(const std::string& target);
+  /// The model of `context.target` (thread-safe; calls on it are serialized). A new model is
+  /// pre-trained with ModelPretrainOptions(context) (candidate_features.h).
+  StatusOr<costmodel::CostModel*> ForTarget(const SearchContext& context);
   /// Writes `target`'s model to the database as its newest snapshot.
   Status Save(const std::string& target);
 
  private:
   struct Entry;
   db::Database* database_;
+  ModelFactory make_model_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Entry>> models_;
 };

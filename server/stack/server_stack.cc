@@ -6,11 +6,13 @@
 namespace tuned::server {
 namespace {
 
-StatusOr<std::string> CanonicalTarget(const std::string& target) {
-  if (target.starts_with("cuda")) return target;  // Checked by the CUDA workers themselves.
-  auto parsed = codegen::ParseCpuTarget(target);
-  if (!parsed.ok()) return parsed.status();
-  return parsed->ToString();
+// Targets come parsed by the task manager (target::ParseTarget); LLVM CPU targets get LLVM's
+// checks on top. CUDA targets have only their attributes to check so far.
+StatusOr<std::string> CanonicalTarget(const std::string& text) {
+  TUNED_ASSIGN_OR_RETURN(target::Target parsed, target::ParseTarget(text));
+  if (parsed.kind != target::TargetKind::kLlvmCpu) return parsed.ToString();
+  TUNED_ASSIGN_OR_RETURN(target::Target checked, codegen::ValidateLlvmCpuTarget(parsed));
+  return checked.ToString();
 }
 
 }  // namespace

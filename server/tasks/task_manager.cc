@@ -8,6 +8,7 @@
 #include "compiler/ir/op_library.h"
 #include "proto/task_state.h"
 #include "server/tasks/task_runner.h"
+#include "target/target_proto.h"
 
 namespace tuned::tasks {
 namespace {
@@ -73,14 +74,16 @@ StatusOr<v1::TaskSpec> TaskManager::NormalizeSpec(v1::TaskSpec spec) const {
     }
   }
   if (target.size() > kMaxSpecChars) return InvalidArgumentError("task spec: target too long");
+  auto parsed_target = target::ParseTarget(target);  // refuses unknown kinds and options
+  if (!parsed_target.ok()) return InvalidArgumentError("task spec: " + parsed_target.status().message());
+  target = parsed_target->ToString();
   if (options_.canonicalize_target) {
     auto canonical = options_.canonicalize_target(target);
     if (!canonical.ok()) return InvalidArgumentError(canonical.status().message());
     target = *canonical;
   }
   spec.mutable_target()->set_target(target);
-  if (target.starts_with("llvm")) spec.mutable_target()->set_kind(v1::TARGET_KIND_LLVM_CPU);
-  if (target.starts_with("cuda")) spec.mutable_target()->set_kind(v1::TARGET_KIND_CUDA);
+  spec.mutable_target()->set_kind(target::KindToProto(parsed_target->kind));
 
   v1::SearchOptions* search = spec.mutable_search();
   if (search->batch_size() == 0) search->set_batch_size(options_.default_batch_size);

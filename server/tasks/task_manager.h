@@ -47,8 +47,9 @@ struct TaskManagerOptions {
   StrategyFactory strategy_factory;
   /// Protocol used when a spec leaves `measure` unset.
   v1::MeasureConfig default_measure;
-  /// Validates a target string and returns its canonical form (InvalidArgument otherwise).
-  /// When empty, any non-empty target string is accepted as written.
+  /// Checks a target that target::ParseTarget accepted (e.g. against LLVM's CPU tables) and
+  /// returns its canonical form (InvalidArgument otherwise). When empty, the text form of the
+  /// parsed target is used as it is.
   std::function<StatusOr<std::string>(const std::string&)> canonicalize_target;
   /// Target for a spec without one when the connected workers do not share a single target.
   std::string default_target;

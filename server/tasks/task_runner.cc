@@ -10,6 +10,7 @@
 #include "common/time.h"
 #include "common/version.h"
 #include "compiler/ir/op_library.h"
+#include "target/target.h"
 #include "tuning_db/trace_hash.h"
 
 namespace tuned::tasks {
@@ -59,26 +60,6 @@ std::string RandomHexId(int digits) {
     for (int i = 0; i < 16 && int(out.size()) < digits; ++i, bits >>= 4) out += kHex[bits & 15];
   }
   return out;
-}
-
-int TargetNumCores(const std::string& target) {
-  const std::string flag = "-num-cores=";
-  size_t pos = target.find(flag);
-  if (pos == std::string::npos) return 1;
-  int cores = std::atoi(target.c_str() + pos + flag.size());
-  return std::clamp(cores, 1, 4096);
-}
-
-int TargetVectorLanes(const std::string& target) {
-  if (target.find("-avx512f") != std::string::npos) return 8;
-  if (target.find("+avx512f") != std::string::npos) return 16;
-  static const char* const kAvx512Cpus[] = {"skylake-avx512", "cascadelake",    "cooperlake",
-                                            "icelake-server", "icelake-client", "tigerlake",
-                                            "sapphirerapids", "znver4"};
-  for (const char* cpu : kAvx512Cpus) {
-    if (target.find(std::string("-mcpu=") + cpu) != std::string::npos) return 16;
-  }
-  return 8;
 }
 
 TaskManager::Runner::Runner(TaskManager& manager, v1::TaskStatus status)
@@ -188,9 +169,10 @@ Status TaskManager::Runner::RunSearch() {
 
   search::SearchContext context;
   context.workload = workload;
-  context.target = spec.target().target();
-  context.num_cores = TargetNumCores(context.target);
-  context.vector_lanes = TargetVectorLanes(context.target);
+  TUNED_ASSIGN_OR_RETURN(target::Target parsed_target, target::ParseTarget(spec.target().target()));
+  context.target = spec.target().target();  // the key of the task's records, as submitted
+  context.num_cores = parsed_target.num_cores;
+  context.vector_lanes = parsed_target.Fp32VectorLanes();
   context.seed = spec.search().seed();
   context.database = &database;
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<search::SearchStrategy> strategy,

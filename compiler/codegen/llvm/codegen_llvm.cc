@@ -20,7 +20,7 @@ namespace {
 using lower::LoweredFunc;
 
 StatusOr<std::string> EmitMachineCode(const std::vector<LoweredFunc>& funcs,
-                                      const CpuTarget& target, const CodegenOptions& options,
+                                      const target::Target& target, const CodegenOptions& options,
                                       llvm::CodeGenFileType file_type) {
   llvm::LLVMContext context;
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
@@ -48,7 +48,7 @@ const char* CType(ir::DataType t) {
 
 std::string PackedName(const std::string& name) { return name + "_packed"; }
 
-StatusOr<std::string> EmitLlvmIr(const std::vector<LoweredFunc>& funcs, const CpuTarget& target,
+StatusOr<std::string> EmitLlvmIr(const std::vector<LoweredFunc>& funcs, const target::Target& target,
                                  const CodegenOptions& options, bool optimize) {
   llvm::LLVMContext context;
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
@@ -64,17 +64,17 @@ StatusOr<std::string> EmitLlvmIr(const std::vector<LoweredFunc>& funcs, const Cp
   return stream.str();
 }
 
-StatusOr<std::string> EmitAssembly(const std::vector<LoweredFunc>& funcs, const CpuTarget& target,
+StatusOr<std::string> EmitAssembly(const std::vector<LoweredFunc>& funcs, const target::Target& target,
                                    const CodegenOptions& options) {
   return EmitMachineCode(funcs, target, options, llvm::CGFT_AssemblyFile);
 }
 
-StatusOr<std::string> EmitObject(const std::vector<LoweredFunc>& funcs, const CpuTarget& target,
+StatusOr<std::string> EmitObject(const std::vector<LoweredFunc>& funcs, const target::Target& target,
                                  const CodegenOptions& options) {
   return EmitMachineCode(funcs, target, options, llvm::CGFT_ObjectFile);
 }
 
-Status WriteObjectFile(const std::vector<LoweredFunc>& funcs, const CpuTarget& target,
+Status WriteObjectFile(const std::vector<LoweredFunc>& funcs, const target::Target& target,
                        const std::string& path, const CodegenOptions& options) {
   TUNED_ASSIGN_OR_RETURN(std::string bytes, EmitObject(funcs, target, options));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

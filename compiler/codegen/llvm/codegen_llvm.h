@@ -61,20 +61,20 @@ std::string PackedName(const std::string& name);
 
 /// The module for `funcs` as LLVM IR text, before (optimize = false) or after the O3 pipeline.
 StatusOr<std::string> EmitLlvmIr(const std::vector<lower::LoweredFunc>& funcs,
-                                 const CpuTarget& target, const CodegenOptions& options = {},
+                                 const target::Target& target, const CodegenOptions& options = {},
                                  bool optimize = true);
 
 /// The optimised module as target assembly text.
 StatusOr<std::string> EmitAssembly(const std::vector<lower::LoweredFunc>& funcs,
-                                   const CpuTarget& target, const CodegenOptions& options = {});
+                                   const target::Target& target, const CodegenOptions& options = {});
 
 /// The optimised module as a relocatable, position-independent object file (bytes), ready to
 /// be linked into an executable or a shared library.
 StatusOr<std::string> EmitObject(const std::vector<lower::LoweredFunc>& funcs,
-                                 const CpuTarget& target, const CodegenOptions& options = {});
+                                 const target::Target& target, const CodegenOptions& options = {});
 
 /// EmitObject written to `path`.
-Status WriteObjectFile(const std::vector<lower::LoweredFunc>& funcs, const CpuTarget& target,
+Status WriteObjectFile(const std::vector<lower::LoweredFunc>& funcs, const target::Target& target,
                        const std::string& path, const CodegenOptions& options = {});
 
 /// A C header declaring the kernels of `funcs` with the ABI above.

@@ -1,10 +1,8 @@
 #include "compiler/codegen/llvm/cpu_target.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/MCSubtargetInfo.h>
@@ -57,141 +55,99 @@ std::vector<std::string> CanonicalFeatures(const llvm::Target& target, const std
   return out;
 }
 
-StatusOr<int> ParsePositiveInt(std::string_view text) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 1) {
-    return InvalidArgumentError("'" + std::string(text) + "' is not a positive integer");
-  }
-  return value;
-}
-
 int HostCoreCount() {
   // Physical cores available to this process (affinity masks and cgroup cpusets included).
   int cores = static_cast<int>(llvm::heavyweight_hardware_concurrency().compute_thread_count());
   return std::max(cores, 1);
 }
 
-}  // namespace
-
-std::string CpuTarget::FeatureString() const {
-  std::string out;
-  for (const std::string& f : features) {
-    if (!out.empty()) out += ",";
-    out += f;
-  }
-  return out;
-}
-
-std::string CpuTarget::ToString() const {
-  std::string out = "llvm";
-  if (triple != llvm::sys::getProcessTriple()) out += " -mtriple=" + triple;
-  out += " -mcpu=" + cpu;
-  if (!features.empty()) out += " -mattr=" + FeatureString();
-  out += " -num-cores=" + std::to_string(num_cores);
-  return out;
-}
-
-StatusOr<CpuTarget> ParseCpuTarget(std::string_view text) {
+// The LLVM checks and canonicalisation of ValidateLlvmCpuTarget; `where` starts every error.
+StatusOr<target::Target> Validate(target::Target target, const std::string& where) {
   internal::InitializeLlvm();
-  const std::string where = "target '" + std::string(text) + "'";
-  std::istringstream words{std::string(text)};
-  std::string kind;
-  words >> kind;
-  if (kind != "llvm") {
-    return InvalidArgumentError(where + ": must start with 'llvm', found '" + kind + "'");
+  if (target.kind != target::TargetKind::kLlvmCpu) {
+    return InvalidArgumentError(where + ": must start with 'llvm', found '" +
+                                std::string(target::KindName(target.kind)) + "'");
   }
-  CpuTarget target;
-  target.triple = llvm::sys::getProcessTriple();
-  std::vector<std::string> feature_items;
-  std::string word;
-  while (words >> word) {
-    size_t eq = word.find('=');
-    std::string key = word.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
-    if (eq == std::string::npos || value.empty()) {
-      return InvalidArgumentError(where + ": option '" + word + "' needs a value (" + key +
-                                  "=...)");
-    }
-    if (key == "-mtriple") {
-      target.triple = llvm::Triple::normalize(value);
-    } else if (key == "-mcpu") {
-      target.cpu = value;
-    } else if (key == "-mattr") {
-      std::istringstream items(value);
-      std::string item;
-      while (std::getline(items, item, ',')) feature_items.push_back(item);
-    } else if (key == "-num-cores") {
-      StatusOr<int> cores = ParsePositiveInt(value);
-      if (!cores.ok()) return InvalidArgumentError(where + ": -num-cores: " + cores.status().message());
-      target.num_cores = *cores;
-    } else {
-      return InvalidArgumentError(where + ": unknown option '" + key +
-                                  "' (expected -mtriple, -mcpu, -mattr, -num-cores)");
-    }
-  }
+  const std::string triple = llvm::Triple::normalize(LlvmTriple(target));
+  target.triple = triple == llvm::sys::getProcessTriple() ? "" : triple;
   std::string error;
-  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (llvm_target == nullptr) {
-    return InvalidArgumentError(where + ": unknown triple '" + target.triple + "'");
+    return InvalidArgumentError(where + ": unknown triple '" + triple + "'");
   }
-  SubtargetPtr probe = MakeSubtarget(*llvm_target, target.triple, "", "");
+  SubtargetPtr probe = MakeSubtarget(*llvm_target, triple, "", "");
   if (target.cpu != "generic" && !probe->isCPUStringValid(target.cpu)) {
-    return InvalidArgumentError(where + ": unknown cpu '" + target.cpu + "' for " + target.triple);
+    return InvalidArgumentError(where + ": unknown cpu '" + target.cpu + "' for " + triple);
   }
   std::map<std::string, bool> requested;
-  for (const std::string& item : feature_items) {
-    if (item.size() < 2 || (item[0] != '+' && item[0] != '-')) {
-      return InvalidArgumentError(where + ": feature '" + item + "' must start with + or -");
-    }
+  for (const std::string& item : target.features) {
     std::string name = item.substr(1);
-    if (!IsKnownFeature(*llvm_target, target.triple, target.cpu, name)) {
-      return InvalidArgumentError(where + ": unknown feature '" + name + "' for " + target.triple);
+    if (!IsKnownFeature(*llvm_target, triple, target.cpu, name)) {
+      return InvalidArgumentError(where + ": unknown feature '" + name + "' for " + triple);
     }
     requested[name] = item[0] == '+';
   }
-  target.features = CanonicalFeatures(*llvm_target, target.triple, target.cpu, requested);
+  target.features = CanonicalFeatures(*llvm_target, triple, target.cpu, requested);
   return target;
 }
 
-StatusOr<CpuTarget> HostCpuTarget() {
+}  // namespace
+
+std::string LlvmTriple(const target::Target& target) {
+  return target.triple.empty() ? llvm::sys::getProcessTriple() : target.triple;
+}
+
+StatusOr<target::Target> ValidateLlvmCpuTarget(const target::Target& parsed) {
+  return Validate(parsed, "target '" + parsed.ToString() + "'");
+}
+
+StatusOr<target::Target> ParseCpuTarget(std::string_view text) {
+  TUNED_ASSIGN_OR_RETURN(target::Target parsed, target::ParseTarget(text));
+  return Validate(parsed, "target '" + std::string(text) + "'");
+}
+
+StatusOr<target::Target> HostCpuTarget() {
   internal::InitializeLlvm();
-  CpuTarget target;
-  target.triple = llvm::sys::getProcessTriple();
+  const std::string triple = llvm::sys::getProcessTriple();
+  target::Target target;  // no triple: the process's
   target.cpu = llvm::sys::getHostCPUName().str();
   target.num_cores = HostCoreCount();
   std::string error;
-  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (llvm_target == nullptr) {
-    return InternalError("host triple '" + target.triple + "' has no LLVM target: " + error);
+    return InternalError("host triple '" + triple + "' has no LLVM target: " + error);
   }
   llvm::StringMap<bool> host_features;
   std::map<std::string, bool> requested;
   if (llvm::sys::getHostCPUFeatures(host_features)) {
     for (const auto& entry : host_features) {
       std::string name = entry.first().str();
-      if (IsKnownFeature(*llvm_target, target.triple, target.cpu, name)) {
+      if (IsKnownFeature(*llvm_target, triple, target.cpu, name)) {
         requested[name] = entry.second;
       }
     }
   }
-  target.features = CanonicalFeatures(*llvm_target, target.triple, target.cpu, requested);
+  target.features = CanonicalFeatures(*llvm_target, triple, target.cpu, requested);
   return target;
 }
 
-Status CheckRunnableOnHost(const CpuTarget& target) {
-  TUNED_ASSIGN_OR_RETURN(CpuTarget host, HostCpuTarget());
-  llvm::Triple want(target.triple), have(host.triple);
+Status CheckRunnableOnHost(const target::Target& target) {
+  if (target.kind != target::TargetKind::kLlvmCpu) {
+    return FailedPreconditionError("target '" + target.ToString() + "' is not an LLVM CPU target");
+  }
+  TUNED_ASSIGN_OR_RETURN(target::Target host, HostCpuTarget());
+  const std::string triple = LlvmTriple(target), host_triple = LlvmTriple(host);
+  llvm::Triple want(triple), have(host_triple);
   if (want.getArch() != have.getArch() || want.getOS() != have.getOS()) {
     return FailedPreconditionError("target '" + target.ToString() + "' cannot run on this " +
-                                   host.triple + " host");
+                                   host_triple + " host");
   }
   std::string error;
-  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (llvm_target == nullptr) return InvalidArgumentError("target '" + target.ToString() + "': " + error);
   SubtargetPtr need =
-      MakeSubtarget(*llvm_target, target.triple, target.cpu, target.FeatureString());
-  SubtargetPtr has = MakeSubtarget(*llvm_target, host.triple, host.cpu, host.FeatureString());
+      MakeSubtarget(*llvm_target, triple, target.cpu, target.FeatureString());
+  SubtargetPtr has = MakeSubtarget(*llvm_target, host_triple, host.cpu, host.FeatureString());
   llvm::FeatureBitset missing = need->getFeatureBits() & ~has->getFeatureBits();
   if (missing.none()) return Status::Ok();
   // Name the missing features: those whose "+name" on the host CPU would add a missing bit.
@@ -201,7 +157,7 @@ Status CheckRunnableOnHost(const CpuTarget& target) {
   for (const auto& entry : host_features) {
     if (entry.second) continue;
     SubtargetPtr probe =
-        MakeSubtarget(*llvm_target, host.triple, host.cpu, "+" + entry.first().str());
+        MakeSubtarget(*llvm_target, host_triple, host.cpu, "+" + entry.first().str());
     llvm::FeatureBitset added = probe->getFeatureBits() & ~has->getFeatureBits();
     if ((added & missing).any() && (added & ~need->getFeatureBits()).none()) {
       if (!names.empty()) names += ",";

@@ -129,7 +129,7 @@ Status CheckFunc(const LoweredFunc& func) {
 
 class CodeGen {
  public:
-  CodeGen(llvm::Module& module, const CpuTarget& target, int num_threads)
+  CodeGen(llvm::Module& module, const target::Target& target, int num_threads)
       : ctx_(module.getContext()), module_(module), b_(ctx_), cpu_(target.cpu),
         features_(target.FeatureString()), num_threads_(num_threads) {}
 
@@ -940,7 +940,7 @@ class CodeGen {
 
 StatusOr<std::unique_ptr<llvm::Module>> BuildModule(llvm::LLVMContext& context,
                                                     const std::vector<LoweredFunc>& funcs,
-                                                    const CpuTarget& target,
+                                                    const target::Target& target,
                                                     const CodegenOptions& options) {
   if (funcs.empty()) return InvalidArgumentError("no kernels to compile");
   std::unordered_set<std::string> names;

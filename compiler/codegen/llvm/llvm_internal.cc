@@ -31,10 +31,14 @@ Status ToStatus(llvm::Error error, std::string_view context, StatusCode code) {
   return Status(code, std::string(context) + ": " + message);
 }
 
-StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const CpuTarget& target) {
+StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const target::Target& target) {
   InitializeLlvm();
+  if (target.kind != target::TargetKind::kLlvmCpu) {
+    return InvalidArgumentError("target '" + target.ToString() + "' is not an LLVM CPU target");
+  }
+  const std::string triple = LlvmTriple(target);
   std::string error;
-  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (llvm_target == nullptr) {
     return InvalidArgumentError("target '" + target.ToString() + "': " + error);
   }
@@ -42,7 +46,7 @@ StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const CpuTarg
   // Contract only what the IR asks for (llvm.fmuladd); plain fmul + fadd stay two roundings.
   options.AllowFPOpFusion = llvm::FPOpFusion::Standard;
   std::unique_ptr<llvm::TargetMachine> tm(llvm_target->createTargetMachine(
-      target.triple, target.cpu, target.FeatureString(), options, llvm::Reloc::PIC_,
+      triple, target.cpu, target.FeatureString(), options, llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOpt::Aggressive));
   if (!tm) return InternalError("target '" + target.ToString() + "': no target machine");
   return tm;

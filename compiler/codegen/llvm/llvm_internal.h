@@ -35,13 +35,13 @@ StatusOr<T> ToStatusOr(llvm::Expected<T> value, std::string_view context,
 }
 
 /// A target machine for `target` at -O3, position-independent (so objects can go into a .so).
-StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const CpuTarget& target);
+StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const target::Target& target);
 
 /// Translates `funcs` into a new module in `context` (not yet optimised; see codegen_llvm.h for
 /// the rules). Errors name the kernel and what is wrong with it.
 StatusOr<std::unique_ptr<llvm::Module>> BuildModule(llvm::LLVMContext& context,
                                                     const std::vector<lower::LoweredFunc>& funcs,
-                                                    const CpuTarget& target,
+                                                    const target::Target& target,
                                                     const CodegenOptions& options);
 
 /// Sets the module's triple and data layout from `tm` and runs LLVM's default O3 pipeline.

@@ -71,16 +71,16 @@ Status JitKernel::Run(const std::vector<void*>& args) const {
   return Status::Ok();
 }
 
-LlvmJit::LlvmJit(CpuTarget target, CodegenOptions options, std::shared_ptr<Session> session)
+LlvmJit::LlvmJit(target::Target target, CodegenOptions options, std::shared_ptr<Session> session)
     : target_(std::move(target)), options_(options), session_(std::move(session)) {}
 
 LlvmJit::~LlvmJit() = default;
 
-StatusOr<std::unique_ptr<LlvmJit>> LlvmJit::Create(const CpuTarget& target,
+StatusOr<std::unique_ptr<LlvmJit>> LlvmJit::Create(const target::Target& target,
                                                    const CodegenOptions& options) {
   internal::InitializeLlvm();
   TUNED_RETURN_IF_ERROR(CheckRunnableOnHost(target));
-  llvm::orc::JITTargetMachineBuilder machine{llvm::Triple(target.triple)};
+  llvm::orc::JITTargetMachineBuilder machine{llvm::Triple(LlvmTriple(target))};
   machine.setCPU(target.cpu);
   machine.addFeatures(target.features);
   machine.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);

@@ -64,7 +64,7 @@ class JitKernel {
 class LlvmJit {
  public:
   /// A JIT for `target`, which must be runnable on this host (CheckRunnableOnHost).
-  static StatusOr<std::unique_ptr<LlvmJit>> Create(const CpuTarget& target,
+  static StatusOr<std::unique_ptr<LlvmJit>> Create(const target::Target& target,
                                                    const CodegenOptions& options = {});
   ~LlvmJit();
 
@@ -72,14 +72,14 @@ class LlvmJit {
   /// default compiler shares one target machine); parallel builders use one LlvmJit each.
   StatusOr<std::unique_ptr<JitKernel>> Compile(const lower::LoweredFunc& func);
 
-  const CpuTarget& target() const { return target_; }
+  const target::Target& target() const { return target_; }
 
  private:
   friend class JitKernel;
   struct Session;
-  LlvmJit(CpuTarget target, CodegenOptions options, std::shared_ptr<Session> session);
+  LlvmJit(target::Target target, CodegenOptions options, std::shared_ptr<Session> session);
 
-  CpuTarget target_;
+  target::Target target_;
   CodegenOptions options_;
   std::shared_ptr<Session> session_;
   std::mutex compile_mutex_;

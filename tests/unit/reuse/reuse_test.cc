@@ -152,7 +152,7 @@ TEST_F(ReuseTest, BrokenRecordIsSkippedForTheNextBest) {
 
 TEST_F(ReuseTest, CompatibleTargetOnlyWhenAllowed) {
   auto host = *codegen::HostCpuTarget();
-  codegen::CpuTarget bigger = host;
+  target::Target bigger = host;
   bigger.num_cores = host.num_cores + 6;
   int64_t id = AddRecord(kSpec, TiledTrace(kSpec, 8), bigger.ToString(), 1e-5);
   auto strict = Compiler::Open({db_path_});

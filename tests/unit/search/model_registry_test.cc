@@ -59,13 +59,16 @@ TEST_F(ModelRegistryTest, ModelIsSavedAfterBatchesAndTransfersToTheNextTask) {
     auto search = MakeTaskSearch(ctx_, v1::SearchOptions(), models);
     ASSERT_TRUE(search.ok()) << search.status().message();
     RunBatches(**search, 2);
-    EXPECT_EQ((*models.ForTarget(ctx_.target))->num_samples(), 32);
+    EXPECT_EQ((*models.ForTarget(ctx_))->num_samples(), 32);
   }
   ModelRegistry restarted(db_.get());
-  auto model = restarted.ForTarget(ctx_.target);
+  auto model = restarted.ForTarget(ctx_);
   ASSERT_TRUE(model.ok());
   EXPECT_EQ((*model)->num_samples(), 32) << "the new task starts from the saved snapshot";
-  auto other = restarted.ForTarget("llvm -mcpu=skylake -num-cores=4");
+  SearchContext other_target = ctx_;
+  other_target.target = "llvm -mcpu=skylake -num-cores=4";
+  other_target.num_cores = 4;
+  auto other = restarted.ForTarget(other_target);
   ASSERT_TRUE(other.ok());
   EXPECT_EQ((*other)->num_samples(), 0) << "models are per target";
 }
@@ -90,7 +93,7 @@ TEST_F(ModelRegistryTest, StrategyOptionChoosesTheSearch) {
   v1::SearchOptions random;
   random.set_strategy("random");
   ASSERT_TRUE(MakeTaskSearch(ctx_, random, models).ok());
-  EXPECT_EQ((*models.ForTarget(ctx_.target))->num_samples(), 0);
+  EXPECT_EQ((*models.ForTarget(ctx_))->num_samples(), 0);
   v1::SearchOptions bad;
   bad.set_strategy("annealing");
   auto refused = MakeTaskSearch(ctx_, bad, models);

@@ -270,6 +270,48 @@ TEST_F(TaskManagerTest, RejectsInvalidSpecsWithReasons) {
   EXPECT_TRUE(listed->empty());
 }
 
+TEST_F(TaskManagerTest, TargetsAreParsedOnceAtSubmission) {
+  dispatch::Dispatcher dispatcher;  // No worker: the jobs stay queued.
+  TaskManager manager(*database_, dispatcher, Options());
+  struct Refused {
+    const char* target;
+    const char* message;
+  };
+  for (const Refused& r : {Refused{"tpu -v=4", "unknown kind 'tpu' (expected llvm or cuda)"},
+                           Refused{"cudax -arch=sm_90", "unknown kind 'cudax'"},
+                           Refused{"cuda -arch=sm_91", "unknown CUDA architecture 'sm_91'"},
+                           Refused{"llvm -num-cores=0", "-num-cores: '0' is not a positive integer"},
+                           Refused{"llvm -opt=3", "unknown option '-opt'"}}) {
+    v1::TaskSpec bad = Spec(4);
+    bad.mutable_target()->set_target(r.target);
+    auto status = manager.Submit(bad);
+    ASSERT_FALSE(status.ok()) << r.target;
+    EXPECT_EQ(status.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.status().message(), HasSubstr(r.message));
+    EXPECT_EQ(status.status().message().find('\n'), std::string::npos);
+  }
+  // Accepted: stored in canonical text, with the kind of the parsed target.
+  struct Accepted {
+    const char* target;
+    const char* canonical;
+    v1::TargetKind kind;
+  };
+  for (const Accepted& a : {Accepted{"llvm -num-cores=2  -mcpu=znver3", kTarget, v1::TARGET_KIND_LLVM_CPU},
+                            Accepted{"cuda -arch=sm_90",
+                                     "cuda -arch=sm_90 -max-threads-per-block=1024 "
+                                     "-max-shared-memory-per-block=49152 -warp-size=32",
+                                     v1::TARGET_KIND_CUDA}}) {
+    v1::TaskSpec spec = Spec(4);
+    spec.mutable_target()->set_target(a.target);
+    auto submitted = manager.Submit(spec);
+    ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+    EXPECT_EQ(submitted->spec().target().target(), a.canonical);
+    EXPECT_EQ(submitted->spec().target().kind(), a.kind);
+    ASSERT_TRUE(manager.Cancel(submitted->task_id()).ok());
+    WaitFinal(manager, submitted->task_id());
+  }
+}
+
 TEST_F(TaskManagerTest, CancelStopsTaskAndFinalTaskCannotBeCancelled) {
   dispatch::Dispatcher dispatcher;  // No worker: the jobs stay queued.
   TaskManager manager(*database_, dispatcher, Options());

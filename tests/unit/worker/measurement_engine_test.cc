@@ -266,7 +266,7 @@ TEST(TimingProtocol, MedianOfOddAndEvenCounts) {
 }
 
 TEST(DeviceProbe, DescribesThisMachine) {
-  StatusOr<codegen::CpuTarget> host = codegen::HostCpuTarget();
+  StatusOr<target::Target> host = codegen::HostCpuTarget();
   ASSERT_TRUE(host.ok());
   v1::DeviceInfo device = ProbeCpuDevice(*host);
   EXPECT_FALSE(device.model().empty());

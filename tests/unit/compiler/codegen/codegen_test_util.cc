@@ -106,10 +106,10 @@ StatusOr<std::vector<double>> RunOnJit(LlvmJit& jit, const lower::LoweredFunc& f
   return FromDevice(output, buffers.back());
 }
 
-CpuTarget HostTarget() {
-  StatusOr<CpuTarget> host = HostCpuTarget();
+target::Target HostTarget() {
+  StatusOr<target::Target> host = HostCpuTarget();
   EXPECT_TRUE(host.ok()) << host.status().message();
-  return host.ok() ? *host : CpuTarget{};
+  return host.ok() ? *host : target::Target{};
 }
 
 }  // namespace tuned::codegen::testing

@@ -32,7 +32,7 @@ StatusOr<std::vector<double>> RunOnJit(LlvmJit& jit, const lower::LoweredFunc& f
                                        const std::map<std::string, std::vector<double>>& inputs);
 
 /// The host target, or a test failure.
-CpuTarget HostTarget();
+target::Target HostTarget();
 
 }  // namespace tuned::codegen::testing
 

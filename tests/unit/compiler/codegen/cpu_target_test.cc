@@ -32,7 +32,7 @@ bool HostCpuInfoHas(const std::string& flag) {
 }
 
 void ExpectInvalid(const std::string& text, const std::string& message) {
-  StatusOr<CpuTarget> target = ParseCpuTarget(text);
+  StatusOr<target::Target> target = ParseCpuTarget(text);
   ASSERT_FALSE(target.ok()) << text;
   EXPECT_EQ(target.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(target.status().message(), HasSubstr(message));
@@ -40,30 +40,30 @@ void ExpectInvalid(const std::string& text, const std::string& message) {
 }
 
 TEST(CpuTarget, HostRendersCpuAndCoresAndRoundTrips) {
-  StatusOr<CpuTarget> host = HostCpuTarget();
+  StatusOr<target::Target> host = HostCpuTarget();
   ASSERT_TRUE(host.ok()) << host.status().message();
   EXPECT_THAT(host->ToString(), StartsWith("llvm -mcpu=" + host->cpu));
   EXPECT_THAT(host->ToString(), HasSubstr("-num-cores=" + std::to_string(host->num_cores)));
   EXPECT_GE(host->num_cores, 1);
-  StatusOr<CpuTarget> parsed = ParseCpuTarget(host->ToString());
+  StatusOr<target::Target> parsed = ParseCpuTarget(host->ToString());
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(*parsed, *host);
   EXPECT_TRUE(CheckRunnableOnHost(*host).ok());
 }
 
 TEST(CpuTarget, CanonicalFormDropsDefaultFeaturesAndOrdersOptions) {
-  StatusOr<CpuTarget> target =
+  StatusOr<target::Target> target =
       ParseCpuTarget("llvm -num-cores=4 -mattr=+avx2,-fma,-avx512f -mcpu=znver3");
   ASSERT_TRUE(target.ok()) << target.status().message();
   // znver3 has AVX2 and no AVX-512 already; only -fma is a difference.
   EXPECT_EQ(target->ToString(), "llvm -mcpu=znver3 -mattr=-fma -num-cores=4");
-  StatusOr<CpuTarget> plain = ParseCpuTarget("llvm");
+  StatusOr<target::Target> plain = ParseCpuTarget("llvm");
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->ToString(), "llvm -mcpu=generic -num-cores=1");
 }
 
 TEST(CpuTarget, CrossTripleIsPrinted) {
-  StatusOr<CpuTarget> target = ParseCpuTarget("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1");
+  StatusOr<target::Target> target = ParseCpuTarget("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1");
   ASSERT_TRUE(target.ok()) << target.status().message();
   EXPECT_THAT(target->ToString(), StartsWith("llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=neoverse-n1"));
   Status runnable = CheckRunnableOnHost(*target);
@@ -84,10 +84,37 @@ TEST(CpuTarget, ErrorsNameTheBadOption) {
   ExpectInvalid("llvm -mtriple=nonsense-arch-none", "unknown triple");
 }
 
+TEST(CpuTarget, ExplicitHostTripleIsDropped) {
+  const std::string host_triple = LlvmTriple(target::Target{});
+  StatusOr<target::Target> target = ParseCpuTarget("llvm -mtriple=" + host_triple + " -mcpu=znver3");
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  EXPECT_EQ(target->triple, "");
+  EXPECT_EQ(target->ToString(), "llvm -mcpu=znver3 -num-cores=1");
+  EXPECT_EQ(LlvmTriple(*target), host_triple);
+}
+
+TEST(CpuTarget, LlvmChecksRunOnTheParsedTarget) {
+  StatusOr<target::Target> parsed = target::ParseTarget("llvm -mcpu=znver3 -mattr=+avx2,-fma");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->features, (std::vector<std::string>{"+avx2", "-fma"}));  // syntax only
+  StatusOr<target::Target> checked = ValidateLlvmCpuTarget(*parsed);
+  ASSERT_TRUE(checked.ok()) << checked.status().message();
+  EXPECT_EQ(checked->features, std::vector<std::string>{"-fma"});  // +avx2 is znver3's default
+  EXPECT_EQ(*ValidateLlvmCpuTarget(*checked), *checked);
+
+  StatusOr<target::Target> gpu = target::ParseTarget("cuda -arch=sm_90");
+  ASSERT_TRUE(gpu.ok());
+  StatusOr<target::Target> refused = ValidateLlvmCpuTarget(*gpu);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("must start with 'llvm', found 'cuda'"));
+  EXPECT_EQ(CheckRunnableOnHost(*gpu).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(LlvmJit::Create(*gpu).status().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST(CpuTarget, MissingHostFeaturesAreNamed) {
-  StatusOr<CpuTarget> host = HostCpuTarget();
+  StatusOr<target::Target> host = HostCpuTarget();
   ASSERT_TRUE(host.ok());
-  StatusOr<CpuTarget> wants_avx512 =
+  StatusOr<target::Target> wants_avx512 =
       ParseCpuTarget("llvm -mcpu=" + host->cpu + " -mattr=+avx512f");
   ASSERT_TRUE(wants_avx512.ok()) << wants_avx512.status().message();
   Status status = CheckRunnableOnHost(*wants_avx512);

@@ -251,7 +251,7 @@ TEST_F(JitTest, ParallelLoopUsesTargetThreadsUnlessOverridden) {
   const For* loop = f.body.as<For>();
   LoweredFunc parallel{"par", f.args,
                        MakeFor(loop->var, 0, 64, ForKind::kParallel, loop->body)};
-  CpuTarget target = testing::HostTarget();
+  target::Target target = testing::HostTarget();
   StatusOr<std::string> ir = EmitLlvmIr({parallel}, target, {}, false);
   ASSERT_TRUE(ir.ok());
   EXPECT_THAT(*ir, HasSubstr("call void @tuned_parallel_for(i64 64, i32 " +

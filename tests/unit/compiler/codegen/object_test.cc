@@ -85,7 +85,7 @@ TEST(ObjectEmission, HostObjectDefinesKernelAndPackedEntry) {
 }
 
 TEST(ObjectEmission, CrossTargetObject) {
-  StatusOr<CpuTarget> target = ParseCpuTarget("llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=neoverse-n1");
+  StatusOr<target::Target> target = ParseCpuTarget("llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=neoverse-n1");
   ASSERT_TRUE(target.ok()) << target.status().message();
   StatusOr<std::string> object = EmitObject({Scale("scale")}, *target);
   ASSERT_TRUE(object.ok()) << object.status().message();
@@ -122,7 +122,7 @@ TEST(ObjectEmission, AssemblyHasVectorFma) {
                                MakeStore(C, {AsExpr(i)},
                                          MakeLoad(A, {AsExpr(i)}) * MakeLoad(B, {AsExpr(i)}) +
                                              MakeLoad(C, {AsExpr(i)})))};
-  StatusOr<CpuTarget> haswell = ParseCpuTarget("llvm -mcpu=haswell");
+  StatusOr<target::Target> haswell = ParseCpuTarget("llvm -mcpu=haswell");
   ASSERT_TRUE(haswell.ok());
   StatusOr<std::string> assembly = EmitAssembly({f}, *haswell);
   ASSERT_TRUE(assembly.ok()) << assembly.status().message();

@@ -1,0 +1,150 @@
+// The one parser of target strings (see target.h for the grammar).
+
+#include <charconv>
+#include <map>
+#include <sstream>
+
+#include "target/cuda_arch.h"
+#include "target/target.h"
+
+namespace tuned::target {
+namespace {
+
+constexpr int kMaxCores = 4096;
+
+struct Option {
+  std::string key;    // "-mcpu"
+  std::string value;  // "znver3"
+};
+
+// Splits "-key=value" words; every option needs a value.
+StatusOr<std::vector<Option>> SplitOptions(std::istringstream& words) {
+  std::vector<Option> options;
+  std::string word;
+  while (words >> word) {
+    size_t eq = word.find('=');
+    std::string key = word.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (eq == std::string::npos || value.empty()) {
+      return InvalidArgumentError("option '" + word + "' needs a value (" + key + "=...)");
+    }
+    options.push_back({std::move(key), std::move(value)});
+  }
+  return options;
+}
+
+StatusOr<int> ParseInt(const Option& option, int min, int max) {
+  const std::string& text = option.value;
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1) {
+    return InvalidArgumentError(option.key + ": '" + text + "' is not a positive integer");
+  }
+  if (value < min || value > max) {
+    return InvalidArgumentError(option.key + ": " + text + " is outside [" + std::to_string(min) +
+                                ", " + std::to_string(max) + "]");
+  }
+  return value;
+}
+
+// "+avx2,-fma" into `requested` (name -> on); the last mention of a name wins.
+Status AddFeatures(const std::string& list, std::map<std::string, bool>& requested) {
+  std::istringstream items(list);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.size() < 2 || (item[0] != '+' && item[0] != '-')) {
+      return InvalidArgumentError("feature '" + item + "' must start with + or -");
+    }
+    requested[item.substr(1)] = item[0] == '+';
+  }
+  return Status::Ok();
+}
+
+StatusOr<Target> ParseLlvmCpu(const std::vector<Option>& options) {
+  Target target;
+  target.kind = TargetKind::kLlvmCpu;
+  std::map<std::string, bool> requested;  // sorted by name: the canonical order
+  for (const Option& option : options) {
+    if (option.key == "-mtriple") {
+      target.triple = option.value;
+    } else if (option.key == "-mcpu") {
+      target.cpu = option.value;
+    } else if (option.key == "-mattr") {
+      TUNED_RETURN_IF_ERROR(AddFeatures(option.value, requested));
+    } else if (option.key == "-num-cores") {
+      TUNED_ASSIGN_OR_RETURN(target.num_cores, ParseInt(option, 1, kMaxCores));
+    } else {
+      return InvalidArgumentError("unknown option '" + option.key +
+                                  "' (expected -mtriple, -mcpu, -mattr, -num-cores)");
+    }
+  }
+  for (const auto& [name, enabled] : requested) target.features.push_back((enabled ? "+" : "-") + name);
+  return target;
+}
+
+std::string KnownArchList() {
+  std::string out;
+  for (std::string_view arch : KnownCudaArchs()) {
+    if (!out.empty()) out += ", ";
+    out += arch;
+  }
+  return out;
+}
+
+StatusOr<Target> ParseCuda(const std::vector<Option>& options) {
+  Target target;
+  target.kind = TargetKind::kCuda;
+  const Option* arch = nullptr;
+  for (const Option& option : options) {
+    if (option.key == "-arch") arch = &option;
+  }
+  if (arch == nullptr) return InvalidArgumentError("option '-arch' is required (e.g. -arch=sm_90)");
+  std::optional<CudaArchLimits> limits = FindCudaArch(arch->value);
+  if (!limits) {
+    return InvalidArgumentError("-arch: unknown CUDA architecture '" + arch->value + "' (known: " +
+                                KnownArchList() + ")");
+  }
+  CudaAttributes& cuda = target.cuda;
+  cuda.arch = arch->value;
+  cuda.max_threads_per_block = limits->max_threads_per_block;
+  cuda.max_shared_memory_per_block = limits->default_shared_memory_per_block;
+  cuda.warp_size = limits->warp_size;
+  for (const Option& option : options) {
+    if (option.key == "-arch") continue;
+    if (option.key == "-max-threads-per-block") {
+      TUNED_ASSIGN_OR_RETURN(cuda.max_threads_per_block,
+                             ParseInt(option, 1, limits->max_threads_per_block));
+    } else if (option.key == "-max-shared-memory-per-block") {
+      TUNED_ASSIGN_OR_RETURN(cuda.max_shared_memory_per_block,
+                             ParseInt(option, 1, limits->max_shared_memory_per_block));
+    } else if (option.key == "-warp-size") {
+      TUNED_ASSIGN_OR_RETURN(cuda.warp_size, ParseInt(option, limits->warp_size, limits->warp_size));
+    } else {
+      return InvalidArgumentError("unknown option '" + option.key +
+                                  "' (expected -arch, -max-threads-per-block, "
+                                  "-max-shared-memory-per-block, -warp-size)");
+    }
+  }
+  return target;
+}
+
+StatusOr<Target> ParseWords(std::string_view text) {
+  std::istringstream words{std::string(text)};
+  std::string kind;
+  words >> kind;
+  TUNED_ASSIGN_OR_RETURN(std::vector<Option> options, SplitOptions(words));
+  if (kind == KindName(TargetKind::kLlvmCpu)) return ParseLlvmCpu(options);
+  if (kind == KindName(TargetKind::kCuda)) return ParseCuda(options);
+  if (kind.empty()) return InvalidArgumentError("empty (expected llvm ... or cuda ...)");
+  return InvalidArgumentError("unknown kind '" + kind + "' (expected llvm or cuda)");
+}
+
+}  // namespace
+
+StatusOr<Target> ParseTarget(std::string_view text) {
+  StatusOr<Target> target = ParseWords(text);
+  if (!target.ok()) return target.status().WithContext("target '" + std::string(text) + "'");
+  return target;
+}
+
+}  // namespace tuned::target

@@ -1,0 +1,89 @@
+#ifndef TUNED_TARGET_TARGET_H_
+#define TUNED_TARGET_TARGET_H_
+
+/// \file
+/// What a candidate is compiled for: one typed `Target`, parsed and validated once from its
+/// text form, which is part of every tuning record's key and must stay byte-stable.
+///
+/// LLVM CPU targets:
+///
+///   llvm [-mtriple=TRIPLE] [-mcpu=CPU] [-mattr=+f1,-f2,...] [-num-cores=N]
+///
+/// - `-mtriple`: no triple means the triple of the process that compiles (the host). The
+///   canonical form has none when it is that triple (LLVM's normalisation decides, in codegen).
+/// - `-mcpu` defaults to `generic`.
+/// - `-mattr` lists features that differ from the CPU's defaults (`+` on, `-` off), sorted by
+///   name, one per name (the last one given wins). Dropping features that equal the CPU's
+///   defaults needs LLVM's tables: codegen's `ValidateLlvmCpuTarget` does it.
+/// - `-num-cores` (default 1, at most 4096) is the number of threads parallel loops use; it is
+///   always printed.
+///
+/// CUDA targets (attributes only: there is no CUDA code generator yet):
+///
+///   cuda -arch=sm_XX [-max-threads-per-block=N] [-max-shared-memory-per-block=BYTES]
+///        [-warp-size=32]
+///
+/// - `-arch` is required and must be a known architecture (see cuda_arch.h for the defaults of
+///   the other attributes and their limits); the canonical form prints every attribute.
+///
+/// Options may come in any order; the canonical text orders them as above. Errors are one line
+/// naming the text and the offending option, e.g. "target 'llvm -num-cores=0': -num-cores: '0'
+/// is not a positive integer".
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tuned::target {
+
+enum class TargetKind {
+  kLlvmCpu,  // text form starts with "llvm"
+  kCuda,     // text form starts with "cuda"
+};
+
+/// The word the text form starts with: "llvm" or "cuda".
+std::string_view KindName(TargetKind kind);
+
+/// GPU attributes of a CUDA target.
+struct CudaAttributes {
+  std::string arch;                          // e.g. "sm_90"
+  int max_threads_per_block = 1024;
+  int max_shared_memory_per_block = 49152;   // bytes a block may use
+  int warp_size = 32;
+  bool operator==(const CudaAttributes&) const = default;
+};
+
+struct Target {
+  TargetKind kind = TargetKind::kLlvmCpu;
+
+  // LLVM CPU attributes (kLlvmCpu).
+  std::string triple;                 // e.g. "aarch64-unknown-linux-gnu"; empty: the host's
+  std::string cpu = "generic";        // e.g. "znver3"
+  std::vector<std::string> features;  // "+avx2" / "-fma", sorted by name, one per name
+  int num_cores = 1;                  // threads of parallel loops
+
+  // CUDA attributes (kCuda).
+  CudaAttributes cuda;
+
+  /// The canonical text form (see the file comment).
+  std::string ToString() const;
+  /// `features` joined with commas, as LLVM takes them.
+  std::string FeatureString() const;
+  /// Whether `features` holds exactly `token`: "+avx512f" does not match "+avx512fp16".
+  bool HasFeature(std::string_view token) const;
+  /// fp32 lanes of the widest vector unit code for this target may use: 16 with AVX-512, else 8
+  /// on a CPU (see vector_lanes.cc for how it is derived); 1 for a CUDA thread.
+  int Fp32VectorLanes() const;
+
+  bool operator==(const Target&) const = default;
+};
+
+/// Parses and validates a target's text form: its kind, option names, values and syntax.
+/// Unknown kinds are refused: "target 'tpu': unknown kind 'tpu' (expected llvm or cuda)".
+StatusOr<Target> ParseTarget(std::string_view text);
+
+}  // namespace tuned::target
+
+#endif  // TUNED_TARGET_TARGET_H_

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,11 @@ class Database {
   /// Whether a trace with `trace_hash` was measured (any status) for the workload and target.
   virtual StatusOr<bool> HasMeasured(const std::string& workload_key, const std::string& target,
                                      const std::string& trace_hash) = 0;
+  /// Of `trace_hashes`, those measured (any status) for the workload and target: HasMeasured for
+  /// many traces in one read (one query per 64 hashes).
+  virtual StatusOr<std::set<std::string>> MeasuredTraceHashes(
+      const std::string& workload_key, const std::string& target,
+      const std::vector<std::string>& trace_hashes) = 0;
   virtual StatusOr<DatabaseStats> Stats() = 0;
 
   /// NotFound when no task has `task_id`. `best` is filled from the referenced record.

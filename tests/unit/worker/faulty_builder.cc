@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "compiler/ir/ir.h"
+#include "compiler/lower/pipeline.h"
 #include "compiler/runtime/parallel.h"
 
 namespace tuned::worker::testing {

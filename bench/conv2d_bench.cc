@@ -7,7 +7,7 @@
 //
 // Workload: conv2d_nchw N=1, C=64, H=W=56, F=64, 3x3, stride 1, pad 1, fp32 (data NCHW, weight
 // FCRS = OIHW), 0.23 GFLOP. For each thread count it times
-//   naive        the workload's default schedule (pad stage, then one loop nest), single-threaded;
+//   naive        the workload's unscheduled program (pad stage, then one loop nest), single-threaded;
 //   hand         a schedule written only with schedule primitives (split, reorder, cache_write
 //                local + reverse_compute_at + decompose_reduction for a register tile, unroll,
 //                vectorize, fuse, parallel; the pad stage materialised or compute_inline'd) --
@@ -270,7 +270,7 @@ int Main(int argc, char** argv) {
   };
   std::vector<void*> args{data.data(), weight.data(), out.data()};
 
-  // Naive: the default schedule has no parallel loop, so it is measured once.
+  // Naive: the unscheduled program has no parallel loop, so it is measured once.
   std::string naive_text;
   {
     auto jit = Unwrap(LlvmJit::Create(host), "jit");

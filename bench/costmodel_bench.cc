@@ -335,7 +335,7 @@ void Quality(const Dataset& data, const Options& options) {
       }
       auto model = variant.make();
       Clock::time_point start = Clock::now();
-      CheckOk(model->Update(train.features, train.throughputs, train.groups), "update");
+      CheckOk(model->UpdateLabelled(train.features, train.throughputs, train.groups), "update");
       train_s += Seconds(start);
       auto predicted = Unwrap(model->Predict(test.features), "predict");
       for (const std::string& key : keys) {
@@ -423,7 +423,7 @@ void TrainPredictSpeed(const std::vector<std::vector<float>>& pool) {
       o.objective = objective;
       auto model = Unwrap(costmodel::MakeXgbCostModel(o), "xgb");
       Clock::time_point start = Clock::now();
-      CheckOk(model->Update(features, throughputs, groups), "update");
+      CheckOk(model->UpdateLabelled(features, throughputs, groups), "update");
       const double update_s = Seconds(start);
       std::vector<std::vector<float>> batch(features.begin(), features.begin() + 1000);
       start = Clock::now();

@@ -5,7 +5,7 @@
 //                                [--candidates 20] [--print-program] [--asm FILE]
 //
 // For each fp32 shape (M x N x K) and thread count it times
-//   naive     the workload's default schedule (one loop nest, k innermost), single-threaded;
+//   naive     the workload's unscheduled program (one loop nest, k innermost), single-threaded;
 //   hand      a schedule written only with schedule primitives (split, reorder, cache_write
 //             local + decompose_reduction for a register tile, cache_read for a packed B panel,
 //             reverse_compute_at, vectorize, unroll, fuse, parallel) -- no matmul-specific
@@ -310,7 +310,7 @@ int Main(int argc, char** argv) {
       target.num_cores = threads;
       auto jit = Unwrap(LlvmJit::Create(target), "jit");
       std::vector<void*> args{mats.a.data(), mats.b.data(), mats.c.data()};
-      // Naive: the default schedule has no parallel loop, so it is measured once per shape.
+      // Naive: the unscheduled program has no parallel loop, so it is measured once per shape.
       if (threads == options.threads.front() && flops <= options.naive_max_gflop * 1e9) {
         lower::LoweredFunc naive =
             Unwrap(lower::Lower(schedule::Schedule(workload, 0), "gemm_naive"), "lower naive");

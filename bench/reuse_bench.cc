@@ -14,7 +14,7 @@
 #include "bench/bench_util.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
 #include "compiler/ir/op_library.h"
-#include "compiler/reuse/apply_history_best.h"
+#include "compiler/lower/pipeline.h"
 #include "compiler/runtime/aligned_buffer.h"
 #include "tuned/compiler.h"
 
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   KernelArguments arguments = RandomArguments(*workload, 3);
   const std::vector<void*>& args = arguments.args;
   auto jit = Unwrap(codegen::LlvmJit::Create(Unwrap(codegen::HostCpuTarget(), "host")), "jit");
-  auto fallback = Unwrap(jit->Compile(Unwrap(reuse::DefaultSchedule(workload, "default_kernel"), "default")),
+  auto fallback = Unwrap(jit->Compile(Unwrap(lower::LowerDefaultSchedule(workload, "default_kernel"), "default")),
                          "compile default");
   double tuned_s = MedianRunSeconds([&] { (void)kernel->Run(args); }, 10);
   double default_s = MedianRunSeconds([&] { (void)fallback->Run(args); }, 3);

@@ -27,7 +27,7 @@
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
 #include "compiler/ir/op_library.h"
-#include "compiler/lower/lower.h"
+#include "compiler/lower/pipeline.h"
 #include "compiler/runtime/aligned_buffer.h"
 #include "costmodel/model/cost_model.h"
 #include "server/search/evolutionary_search.h"
@@ -82,9 +82,7 @@ Run Tune(const std::string& strategy, const search::SearchContext& ctx, int tria
     for (const search::Candidate& c : batch) {
       Clock::time_point t1 = Clock::now();
       v1::MeasureResult result;
-      auto trace = schedule::TraceFromProto(c.trace);
-      auto sch = trace.ok() ? schedule::ReplayTrace(ctx.workload, *trace) : StatusOr<schedule::Schedule>(trace.status());
-      auto func = sch.ok() ? lower::Lower(*sch) : StatusOr<lower::LoweredFunc>(sch.status());
+      auto func = lower::LowerTraceProto(ctx.workload, c.trace);
       auto kernel = func.ok() ? jit.Compile(*func) : StatusOr<std::unique_ptr<codegen::JitKernel>>(func.status());
       if (kernel.ok()) {
         double seconds = TimeKernel([&] { (void)(*kernel)->Run(args); });

@@ -9,8 +9,7 @@
 
 #include "compiler/ir/ir_printer.h"
 #include "compiler/ir/op_library.h"
-#include "compiler/lower/lower.h"
-#include "compiler/schedule/schedule.h"
+#include "compiler/lower/pipeline.h"
 
 namespace tuned::cli {
 namespace {
@@ -18,22 +17,23 @@ namespace {
 struct LowerOptions {
   std::string workload;
   std::string trace_file;
+  bool default_schedule = false;
   bool json = false;
 };
 
 Status RunLower(const LowerOptions& options) {
   TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(options.workload));
   auto workload = std::make_shared<const ir::Workload>(std::move(parsed));
-  schedule::Schedule sch(workload, /*seed=*/0);
-  if (!options.trace_file.empty()) {
+  schedule::Trace trace;  // none given: the unscheduled program
+  if (options.default_schedule) {
+    TUNED_ASSIGN_OR_RETURN(trace, lower::DefaultScheduleTrace(workload));
+  } else if (!options.trace_file.empty()) {
     TUNED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(options.trace_file, "trace file"));
-    TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, schedule::TraceFromJson(text));
-    StatusOr<schedule::Schedule> replayed = schedule::ReplayTrace(workload, trace);
-    if (!replayed.ok()) return replayed.status().WithContext(options.trace_file);
-    sch = std::move(replayed).value();
+    TUNED_ASSIGN_OR_RETURN(trace, schedule::TraceFromJson(text));
   }
-  TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::Lower(sch));
-  std::string program = ir::ToString(func.body);
+  StatusOr<lower::LoweredFunc> func = lower::LowerTrace(workload, trace);
+  if (!func.ok()) return func.status().WithContext(options.trace_file.empty() ? workload->key() : options.trace_file);
+  std::string program = ir::ToString(func->body);
   if (options.json) {
     nlohmann::json out = {{"key", workload->key()},
                           {"sha256", workload->key_sha256()},
@@ -56,7 +56,11 @@ void RegisterLowerCommand(Program& program) {
   cmd->add_option("--workload,-w", options->workload,
                   "Workload spec, e.g. 'matmul(M=64,N=64,K=64,dtype=float32)'")
       ->required();
-  cmd->add_option("--trace", options->trace_file, "Trace (JSON) to apply; default: no schedule");
+  CLI::Option* trace = cmd->add_option("--trace", options->trace_file,
+                                       "Trace (JSON) to apply; default: none (the unscheduled program)");
+  cmd->add_flag("--default-schedule", options->default_schedule,
+                "Apply the default schedule (what `tuned compile` builds without a record)")
+      ->excludes(trace);
   cmd->add_flag("--json", options->json, "Print JSON");
 }
 

@@ -5,8 +5,9 @@
 
 namespace tuned::cli {
 
-/// `tuned lower --workload SPEC [--trace FILE] [--json]`: prints a workload's key and the loop
-/// program of its default schedule or of a trace.
+/// `tuned lower --workload SPEC [--trace FILE | --default-schedule] [--json]`: prints a
+/// workload's key and the loop program of a trace, of the default schedule, or (neither given)
+/// the unscheduled program.
 void RegisterLowerCommand(Program& program);
 
 }  // namespace tuned::cli

@@ -144,7 +144,7 @@ void RegisterMeasureCommand(Program& program) {
                   "Workload spec, e.g. 'matmul(M=256,N=256,K=256,dtype=float32)'")
       ->required();
   cmd->add_option("--trace", options->trace_file,
-                  "Trace (JSON, as `tuned lower` takes it); default: the default schedule");
+                  "Trace (JSON, as `tuned lower` takes it); default: none (the unscheduled program)");
   cmd->add_option("--target", options->target, "Target string; default: this host");
   cmd->add_flag("--json", options->json, "Print the result as JSON");
   cmd->add_option("--repeat", options->repeat, "Timed repeats (default 5)");

@@ -6,7 +6,7 @@
 namespace tuned::cli {
 
 /// `tuned measure --workload SPEC [--trace FILE] [--json] [--target T] [protocol flags]`:
-/// builds, verifies and times one candidate (the default schedule, or a trace) on this machine
+/// builds, verifies and times one candidate (a trace, or the unscheduled program) on this machine
 /// with the measurement worker's engine and prints the result. Exit 0 when the result is OK,
 /// 1 when the candidate failed (the result is still printed), 2 for a bad spec, trace file or
 /// flag.

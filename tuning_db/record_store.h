@@ -8,6 +8,7 @@
 /// (database.h); its users depend on this interface only.
 
 #include <cstdint>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -95,6 +96,11 @@ class RecordStore {
   /// Whether a trace with `trace_hash` was measured (any status) for the workload and target.
   virtual StatusOr<bool> HasMeasured(const std::string& workload_key, const std::string& target,
                                      const std::string& trace_hash) = 0;
+  /// Of `trace_hashes`, those measured (any status) for the workload and target: HasMeasured for
+  /// many traces in one read (one query per 64 hashes).
+  virtual StatusOr<std::set<std::string>> MeasuredTraceHashes(
+      const std::string& workload_key, const std::string& target,
+      const std::vector<std::string>& trace_hashes) = 0;
 
   /// Convenience: inserts one record and returns its row id.
   StatusOr<int64_t> InsertRecord(const v1::TuningRecord& record);

@@ -39,6 +39,9 @@ class SqliteDatabase final : public Database {
   StatusOr<std::vector<v1::TuningRecord>> TaskRecords(const std::string& task_id) override;
   StatusOr<bool> HasMeasured(const std::string& workload_key, const std::string& target,
                              const std::string& trace_hash) override;
+  StatusOr<std::set<std::string>> MeasuredTraceHashes(
+      const std::string& workload_key, const std::string& target,
+      const std::vector<std::string>& trace_hashes) override;
   StatusOr<DatabaseStats> Stats() override;
   StatusOr<v1::TaskStatus> LoadTask(const std::string& task_id) override;
   StatusOr<std::vector<v1::TaskStatus>> ListTasks(std::optional<v1::TaskState> state) override;

@@ -257,6 +257,37 @@ StatusOr<bool> SqliteDatabase::HasMeasured(const std::string& workload_key,
   return stmt->Step();
 }
 
+StatusOr<std::set<std::string>> SqliteDatabase::MeasuredTraceHashes(
+    const std::string& workload_key, const std::string& target,
+    const std::vector<std::string>& trace_hashes) {
+  // One statement of a fixed width, so it is prepared once; a short chunk repeats its first hash.
+  constexpr size_t kChunk = 64;
+  static const std::string kSql = [] {
+    std::string sql =
+        "SELECT DISTINCT trace_hash FROM records WHERE workload_id = (SELECT id FROM workloads "
+        "WHERE key = ?) AND target_id = (SELECT id FROM targets WHERE target = ?) AND trace_hash "
+        "IN (?";
+    for (size_t i = 1; i < kChunk; ++i) sql += ",?";
+    return sql + ")";
+  }();
+  std::lock_guard lock(mutex_);
+  std::set<std::string> measured;
+  for (size_t begin = 0; begin < trace_hashes.size(); begin += kChunk) {
+    TUNED_ASSIGN_OR_RETURN(CachedStatement stmt, Cached(kSql));
+    stmt->BindText(1, workload_key).BindText(2, target);
+    for (size_t i = 0; i < kChunk; ++i) {
+      size_t index = begin + i < trace_hashes.size() ? begin + i : begin;
+      stmt->BindText(int(3 + i), trace_hashes[index]);
+    }
+    while (true) {
+      TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+      if (!has_row) break;
+      measured.insert(stmt->ColumnText(0));
+    }
+  }
+  return measured;
+}
+
 StatusOr<DatabaseStats> SqliteDatabase::Stats() {
   std::lock_guard lock(mutex_);
   TUNED_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginRead(conn_.get()));

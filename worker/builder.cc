@@ -1,8 +1,6 @@
 #include "worker/builder.h"
 
-#include "compiler/lower/lower.h"
-#include "compiler/schedule/schedule.h"
-#include "compiler/schedule/trace.h"
+#include "compiler/lower/pipeline.h"
 
 namespace tuned::worker {
 namespace {
@@ -13,7 +11,7 @@ class JitBuilder : public Builder {
 
   StatusOr<BuiltKernel> Build(const std::shared_ptr<const ir::Workload>& workload,
                               const v1::MeasureJob& job) override {
-    TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, LowerCandidate(workload, job.trace()));
+    TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(workload, job.trace()));
     return CompileCandidate(*jit_, func);
   }
 
@@ -25,22 +23,6 @@ class JitBuilder : public Builder {
 
 std::unique_ptr<Builder> MakeJitBuilder(std::shared_ptr<codegen::LlvmJit> jit) {
   return std::make_unique<JitBuilder>(std::move(jit));
-}
-
-StatusOr<lower::LoweredFunc> LowerCandidate(const std::shared_ptr<const ir::Workload>& workload,
-                                            const v1::Trace& trace) {
-  // An absent trace (the message's defaults: version 0, nothing in it) is the default schedule.
-  schedule::Trace parsed;
-  if (trace.version() != 0 || trace.instructions_size() > 0 || trace.decisions_size() > 0) {
-    StatusOr<schedule::Trace> from_proto = schedule::TraceFromProto(trace);
-    if (!from_proto.ok()) return from_proto.status().WithContext("invalid trace");
-    parsed = std::move(from_proto).value();
-  }
-  StatusOr<schedule::Schedule> replayed = schedule::ReplayTrace(workload, parsed);
-  if (!replayed.ok()) return replayed.status().WithContext("replay");
-  StatusOr<lower::LoweredFunc> func = lower::Lower(*replayed, "kernel");
-  if (!func.ok()) return func.status().WithContext("lowering");
-  return std::move(func).value();
 }
 
 StatusOr<BuiltKernel> CompileCandidate(codegen::LlvmJit& jit, const lower::LoweredFunc& func) {

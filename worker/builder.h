@@ -2,8 +2,9 @@
 #define TUNED_WORKER_BUILDER_H_
 
 /// \file
-/// Building a candidate: the job's trace replayed on its workload (an absent trace is the
-/// default schedule), lowered, and compiled to machine code by the LLVM JIT. A failure is the
+/// Building a candidate: the job's trace replayed on its workload and lowered by the compile
+/// pipeline (compiler/lower/pipeline.h; an absent trace is the unscheduled program), then
+/// compiled to machine code by the LLVM JIT. A failure is the
 /// candidate's COMPILE_ERROR, with the failing stage and the compiler's message:
 ///   "invalid trace: ...", "replay: ...", "lowering: ...", "code generation: ...".
 ///
@@ -42,11 +43,6 @@ class Builder {
 
 /// The real builder: replay, lower, JIT with `jit`.
 std::unique_ptr<Builder> MakeJitBuilder(std::shared_ptr<codegen::LlvmJit> jit);
-
-/// The first two stages: `trace` replayed on `workload` and lowered (kernel name "kernel"). An
-/// absent trace (a default-constructed message) is the default schedule.
-StatusOr<lower::LoweredFunc> LowerCandidate(const std::shared_ptr<const ir::Workload>& workload,
-                                            const v1::Trace& trace);
 
 /// The last stage: `func` compiled with `jit`.
 StatusOr<BuiltKernel> CompileCandidate(codegen::LlvmJit& jit, const lower::LoweredFunc& func);

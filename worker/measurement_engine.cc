@@ -136,7 +136,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   // slot of its own.
   struct BuildSlot {
     std::unique_ptr<Builder> builder;    // candidates (from the factory)
-    std::unique_ptr<Builder> reference;  // default schedules, always the real JIT builder
+    std::unique_ptr<Builder> reference;  // unscheduled programs, always the real JIT builder
   };
 
   StatusOr<std::unique_ptr<BuildSlot>> MakeSlot() {
@@ -222,7 +222,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
                                    target_.target() + "'");
   }
 
-  // Reference output from the workload's default schedule, compiled and run in a child.
+  // Reference output from the workload's unscheduled program, compiled and run in a child.
   StatusOr<std::vector<double>> CompiledReference(const WorkloadData& data) {
     const std::string& key = data.workload->key();
     StatusOr<BuiltKernel> built = InternalError("not built");
@@ -249,7 +249,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     }
     if (!outcome.ok()) return outcome.status();
     if (outcome->status != v1::MEASURE_STATUS_OK) {
-      return InternalError("reference of " + key + " (default schedule) failed: " + outcome->error);
+      return InternalError("reference of " + key + " (unscheduled program) failed: " + outcome->error);
     }
     return std::move(outcome->output);
   }

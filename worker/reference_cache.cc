@@ -112,7 +112,7 @@ StatusOr<std::shared_ptr<const WorkloadData>> ReferenceCache::Compute(
     data->reference_source = "float64 evaluator";
   } else {
     TUNED_ASSIGN_OR_RETURN(data->reference, compiled_(*data));
-    data->reference_source = "compiled default schedule";
+    data->reference_source = "compiled unscheduled program";
   }
   return std::shared_ptr<const WorkloadData>(std::move(data));
 }

@@ -9,7 +9,7 @@
 ///
 /// Where the reference comes from (docs/architecture.md, "Measurement worker"): workloads of at
 /// most `max_evaluator_flops` use the float64 evaluator (compiler/ir/evaluator.h, exact but
-/// interpreted); larger ones run the default (unscheduled) schedule compiled by the JIT, in a
+/// interpreted); larger ones run the unscheduled program compiled by the JIT, in a
 /// child like any candidate, because the evaluator would take minutes on them. Inputs are
 /// rounded to their dtype first, so both references see exactly what a kernel sees.
 
@@ -36,7 +36,7 @@ struct WorkloadData {
   uint64_t seed = 0;
   std::vector<runtime::AlignedBuffer> inputs;  // in argument order
   std::vector<double> reference;               // the expected output
-  std::string reference_source;                // "float64 evaluator" or "compiled default schedule"
+  std::string reference_source;                // "float64 evaluator" or "compiled unscheduled program"
   double tolerance = 0;                        // of MaxRelativeError for the output dtype
 
   std::vector<const void*> InputPointers() const;

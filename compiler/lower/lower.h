@@ -9,6 +9,7 @@
 ///      loop placed inside it, reduction init nests, predicates for imperfect splits and for
 ///      stages whose region extends past their domain, and allocations;
 ///   3. simplification of the whole program (compiler/ir/simplify.h).
+/// Clients that start from a trace go through compiler/lower/pipeline.h (replay, then this).
 
 #include <string>
 

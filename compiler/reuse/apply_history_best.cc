@@ -2,8 +2,7 @@
 
 #include "common/logging.h"
 #include "compiler/codegen/llvm/cpu_target.h"
-#include "compiler/lower/lower.h"
-#include "compiler/schedule/schedule.h"
+#include "compiler/lower/pipeline.h"
 
 namespace tuned::reuse {
 
@@ -14,17 +13,6 @@ bool IsCompatibleTarget(const std::string& target, const std::string& record_tar
   return a->triple == b->triple && a->cpu == b->cpu && a->features == b->features;
 }
 
-StatusOr<lower::LoweredFunc> DefaultSchedule(std::shared_ptr<const ir::Workload> workload,
-                                             const std::string& function_name) {
-  schedule::Schedule sch(workload, /*seed=*/0);
-  for (const ir::ComputeStage& stage : workload->stages()) {
-    TUNED_ASSIGN_OR_RETURN(auto block, sch.GetBlock(stage.name));
-    TUNED_ASSIGN_OR_RETURN(auto loops, sch.GetLoops(block));
-    if (!loops.empty() && !stage.axes.empty()) TUNED_RETURN_IF_ERROR(sch.Parallel(loops[0]));
-  }
-  return lower::Lower(sch, function_name);
-}
-
 namespace {
 
 // Replays and lowers the first record that still works; returns false if none did.
@@ -33,14 +21,9 @@ StatusOr<bool> TryRecords(const ir::Workload& workload, const db::BestRecords& b
   auto shared = std::make_shared<const ir::Workload>(workload);
   for (const v1::TuningRecord& record : best.records) {
     std::string label = "record " + std::to_string(record.record_id());
-    StatusOr<schedule::Trace> trace = schedule::TraceFromProto(record.trace());
-    StatusOr<schedule::Schedule> sch = trace.ok() ? schedule::ReplayTrace(shared, *trace)
-                                                  : StatusOr<schedule::Schedule>(trace.status());
-    StatusOr<lower::LoweredFunc> func = sch.ok() ? lower::Lower(*sch, options.function_name)
-                                                 : StatusOr<lower::LoweredFunc>(sch.status());
+    StatusOr<lower::LoweredFunc> func = lower::LowerTraceProto(shared, record.trace(), options.function_name);
     if (!func.ok()) {
-      selection.warnings.push_back(label + " skipped: its trace does not replay: " +
-                                   func.status().message());
+      selection.warnings.push_back(label + " skipped: " + func.status().message());
       continue;
     }
     selection.func = std::move(func).value();
@@ -81,8 +64,8 @@ StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& sou
   selection.fallback_reason = reason.empty() ? "no usable record" : reason;
   selection.warnings.push_back("no tuned schedule for " + workload.key() + " on '" + options.target +
                                "' (" + selection.fallback_reason + "); using the default schedule");
-  TUNED_ASSIGN_OR_RETURN(selection.func,
-                         DefaultSchedule(std::make_shared<const ir::Workload>(workload), options.function_name));
+  TUNED_ASSIGN_OR_RETURN(selection.func, lower::LowerDefaultSchedule(std::make_shared<const ir::Workload>(workload),
+                                                                    options.function_name));
   return selection;
 }
 

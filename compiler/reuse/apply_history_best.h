@@ -5,7 +5,8 @@
 /// Apply-history-best: the kernel of a workload for a target is the best recorded schedule in
 /// the tuning log. Records are tried best first; one whose trace no longer replays (written by
 /// an incompatible version, say) is skipped with a warning. With no usable record the kernel
-/// is a sound default schedule, and the selection says why, so that a miss is never silent.
+/// is the default schedule (compiler/lower/pipeline.h), and the selection says why, so that a
+/// miss is never silent.
 
 #include <string>
 #include <vector>
@@ -42,11 +43,6 @@ struct Selection {
 
 StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& source,
                                  const SelectOptions& options);
-
-/// The schedule used when the log has nothing: the outermost spatial loop of every stage runs
-/// in parallel.
-StatusOr<lower::LoweredFunc> DefaultSchedule(std::shared_ptr<const ir::Workload> workload,
-                                             const std::string& function_name);
 
 /// Whether records measured on `record_target` may serve `target`: same triple, CPU and
 /// features (core counts may differ).

@@ -6,6 +6,35 @@
 
 namespace tuned::costmodel {
 
+std::optional<double> TrainingThroughput(const v1::MeasureResult& result, double workload_flops) {
+  switch (result.status()) {
+    case v1::MEASURE_STATUS_OK:
+      if (!(result.median_seconds() > 0) || !(workload_flops > 0)) return std::nullopt;
+      return workload_flops / result.median_seconds();
+    case v1::MEASURE_STATUS_RUNTIME_ERROR:
+    case v1::MEASURE_STATUS_WRONG_RESULT:
+    case v1::MEASURE_STATUS_TIMEOUT:
+      return 0.0;
+    default:
+      return std::nullopt;
+  }
+}
+
+Status CostModel::Update(const std::vector<MeasuredSample>& samples) {
+  std::vector<std::vector<float>> features;
+  std::vector<double> throughputs;
+  std::vector<std::string> groups;
+  for (const MeasuredSample& sample : samples) {
+    std::optional<double> throughput = TrainingThroughput(sample.result, sample.workload_flops);
+    if (!throughput) continue;
+    features.push_back(sample.features);
+    throughputs.push_back(*throughput);
+    groups.push_back(sample.workload_key);
+  }
+  if (features.empty()) return Status::Ok();
+  return UpdateLabelled(features, throughputs, groups);
+}
+
 Status CheckFeatureVectors(const std::vector<std::vector<float>>& features) {
   const size_t expected = size_t(FeatureCount());
   for (size_t i = 0; i < features.size(); ++i) {

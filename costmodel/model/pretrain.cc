@@ -3,45 +3,34 @@
 #include <map>
 
 #include "compiler/ir/op_library.h"
-#include "compiler/lower/lower.h"
-#include "compiler/schedule/schedule.h"
-#include "compiler/schedule/trace.h"
+#include "compiler/lower/pipeline.h"
 
 namespace tuned::costmodel {
 
 StatusOr<std::vector<float>> FeaturizeTrace(std::shared_ptr<const ir::Workload> workload,
                                             const v1::Trace& trace,
                                             const FeatureOptions& options) {
-  TUNED_ASSIGN_OR_RETURN(schedule::Trace parsed, schedule::TraceFromProto(trace));
-  TUNED_ASSIGN_OR_RETURN(schedule::Schedule sch, schedule::ReplayTrace(std::move(workload), parsed));
-  TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::Lower(sch));
+  TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(std::move(workload), trace));
   return ExtractFeatures(func, options);
 }
 
+namespace {
+
+double RecordFlops(const v1::TuningRecord& record, double workload_flops) {
+  return record.workload().flops() > 0 ? record.workload().flops() : workload_flops;
+}
+
+}  // namespace
+
 std::optional<double> RecordThroughput(const v1::TuningRecord& record, double workload_flops) {
-  switch (record.result().status()) {
-    case v1::MEASURE_STATUS_OK: {
-      const double flops = record.workload().flops() > 0 ? record.workload().flops() : workload_flops;
-      const double median = record.result().median_seconds();
-      if (!(median > 0) || !(flops > 0)) return std::nullopt;
-      return flops / median;
-    }
-    case v1::MEASURE_STATUS_RUNTIME_ERROR:
-    case v1::MEASURE_STATUS_WRONG_RESULT:
-    case v1::MEASURE_STATUS_TIMEOUT:
-      return 0.0;
-    default:
-      return std::nullopt;
-  }
+  return TrainingThroughput(record.result(), RecordFlops(record, workload_flops));
 }
 
 StatusOr<PretrainStats> PretrainFromDatabase(db::Database& db, const std::string& target,
                                              CostModel& model, const PretrainOptions& options) {
   PretrainStats stats;
   std::map<std::string, std::shared_ptr<const ir::Workload>> workloads;  // null: not a spec
-  std::vector<std::vector<float>> features;
-  std::vector<double> throughputs;
-  std::vector<std::string> groups;
+  std::vector<MeasuredSample> samples;
   db::RecordFilter filter;
   filter.target = target;
   while (stats.records < options.max_records) {
@@ -65,8 +54,8 @@ StatusOr<PretrainStats> PretrainFromDatabase(db::Database& db, const std::string
         ++stats.skipped_workload;
         continue;
       }
-      std::optional<double> throughput = RecordThroughput(record, it->second->flops());
-      if (!throughput) {
+      // Checked before the costly replay; Update applies the same rule again.
+      if (!RecordThroughput(record, it->second->flops())) {
         ++stats.skipped_no_label;
         continue;
       }
@@ -75,13 +64,11 @@ StatusOr<PretrainStats> PretrainFromDatabase(db::Database& db, const std::string
         ++stats.skipped_replay;
         continue;
       }
-      features.push_back(std::move(f).value());
-      throughputs.push_back(*throughput);
-      groups.push_back(key);
+      samples.push_back({std::move(f).value(), key, RecordFlops(record, it->second->flops()), record.result()});
     }
   }
-  if (!features.empty()) TUNED_RETURN_IF_ERROR(model.Update(features, throughputs, groups));
-  stats.samples = int64_t(features.size());
+  TUNED_RETURN_IF_ERROR(model.Update(samples));
+  stats.samples = int64_t(samples.size());
   return stats;
 }
 

@@ -3,8 +3,8 @@
 
 /// \file
 /// Training the cost model from records already in the tuning database: each record's trace is
-/// replayed on its workload, lowered and featurized; its label is the workload's flops over the
-/// median time. This is how a new task on a target reuses what earlier tasks measured.
+/// replayed on its workload, lowered and featurized, and its result goes to CostModel::Update,
+/// which labels it by the one rule (cost_model.h). This is how a new task on a target reuses what earlier tasks measured.
 
 #include <cstdint>
 #include <memory>
@@ -27,10 +27,8 @@ StatusOr<std::vector<float>> FeaturizeTrace(std::shared_ptr<const ir::Workload> 
                                             const v1::Trace& trace,
                                             const FeatureOptions& options = {});
 
-/// The training label of a measured record: flops / median seconds for an OK record (flops from
-/// the record's workload, else `workload_flops`), 0 for a candidate that ran and failed
-/// (runtime error, wrong result, timeout). Nullopt for records that say nothing about the
-/// candidate's speed (compile errors, lost workers, unspecified).
+/// The training label of a measured record: TrainingThroughput (cost_model.h) of its result,
+/// with the flops of the record's workload, else `workload_flops`.
 std::optional<double> RecordThroughput(const v1::TuningRecord& record, double workload_flops);
 
 struct PretrainOptions {

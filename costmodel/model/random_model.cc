@@ -17,9 +17,9 @@ class RandomCostModel : public CostModel {
     return scores;
   }
 
-  Status Update(const std::vector<std::vector<float>>& features,
-                const std::vector<double>& throughputs,
-                const std::vector<std::string>& group_keys) override {
+  Status UpdateLabelled(const std::vector<std::vector<float>>& features,
+                        const std::vector<double>& throughputs,
+                        const std::vector<std::string>& group_keys) override {
     TUNED_RETURN_IF_ERROR(CheckUpdateArguments(features, throughputs, group_keys));
     num_samples_ += int64_t(features.size());
     return Status::Ok();

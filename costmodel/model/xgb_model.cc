@@ -112,9 +112,9 @@ class XgbCostModel : public CostModel {
     return scores;
   }
 
-  Status Update(const std::vector<std::vector<float>>& features,
-                const std::vector<double>& throughputs,
-                const std::vector<std::string>& group_keys) override {
+  Status UpdateLabelled(const std::vector<std::vector<float>>& features,
+                        const std::vector<double>& throughputs,
+                        const std::vector<std::string>& group_keys) override {
     TUNED_RETURN_IF_ERROR(CheckUpdateArguments(features, throughputs, group_keys));
     for (size_t i = 0; i < throughputs.size(); ++i) {
       if (!std::isfinite(throughputs[i]) || throughputs[i] < 0) {

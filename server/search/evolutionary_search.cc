@@ -6,10 +6,12 @@
 #include <set>
 
 #include "compiler/lower/lower.h"
+#include "compiler/lower/pipeline.h"
 #include "costmodel/features/features.h"
 #include "costmodel/model/cost_model.h"
 #include "server/search/candidate_features.h"
 #include "server/search/design_space.h"
+#include "server/search/measured_filter.h"
 #include "server/search/mutator.h"
 #include "tuning_db/database.h"
 #include "tuning_db/trace_hash.h"
@@ -25,9 +27,9 @@ struct Individual {
   double score = 0;
 };
 
+// How fast a measured candidate was, by the cost model's labelling rule (0 when unknown).
 double Throughput(const ir::Workload& workload, const v1::MeasureResult& result) {
-  if (result.status() != v1::MEASURE_STATUS_OK || result.median_seconds() <= 0) return 0;
-  return workload.flops() / result.median_seconds();
+  return costmodel::TrainingThroughput(result, workload.flops()).value_or(0);
 }
 
 class EvolutionarySearch : public SearchStrategy {
@@ -38,7 +40,8 @@ class EvolutionarySearch : public SearchStrategy {
         options_(options),
         sketches_(GenerateSketches(context_)),
         mutators_(DefaultCpuMutators()),
-        rng_(context_.seed) {
+        rng_(context_.seed),
+        filter_(context_) {
     feature_options_ = CandidateFeatureOptions(context_);
   }
 
@@ -50,9 +53,9 @@ class EvolutionarySearch : public SearchStrategy {
     query.limit = options_.seeds_from_measured;
     TUNED_ASSIGN_OR_RETURN(db::BestRecords best, context_.database->GetBestRecords(query));
     for (const v1::TuningRecord& record : best.records) {
-      StatusOr<schedule::Trace> trace = schedule::TraceFromProto(record.trace());
+      StatusOr<schedule::Trace> trace = lower::ParseTraceProto(record.trace());
       if (!trace.ok()) continue;  // written by an incompatible version: not a seed
-      measured_[db::TraceHash(record.trace())] = Throughput(*context_.workload, record.result());
+      filter_.Take(db::TraceHash(record.trace()));
       best_.push_back({std::move(trace).value(), Throughput(*context_.workload, record.result())});
     }
     return Status::Ok();
@@ -74,34 +77,31 @@ class EvolutionarySearch : public SearchStrategy {
 
     std::vector<Candidate> batch;
     int exploit = n - int(double(n) * options_.epsilon + 0.5);
-    for (Individual& ind : population) {
-      if (int(batch.size()) >= exploit) break;
-      TUNED_ASSIGN_OR_RETURN(bool fresh, IsFresh(ind.hash));
-      if (fresh) batch.push_back(Propose(std::move(ind)));
-    }
+    TUNED_RETURN_IF_ERROR(ProposeFresh(population, exploit, batch));
     for (int misses = 0; int(batch.size()) < n && misses < 100 + 10 * n;) {
-      std::optional<Individual> ind = SampleFresh();
-      if (!ind) {
-        ++misses;
-        continue;
+      // Sample what is still missing, then ask about all of it at once.
+      std::vector<Individual> sampled;
+      std::set<std::string> hashes;
+      while (int(batch.size() + sampled.size()) < n && misses < 100 + 10 * n) {
+        std::optional<Individual> ind = SampleFresh();
+        if (!ind || filter_.Taken(ind->hash) || !hashes.insert(ind->hash).second) {
+          ++misses;
+          continue;
+        }
+        sampled.push_back(std::move(*ind));
       }
-      TUNED_ASSIGN_OR_RETURN(bool fresh, IsFresh(ind->hash));
-      if (!fresh) {
-        ++misses;
-        continue;
-      }
-      batch.push_back(Propose(std::move(*ind)));
+      size_t before = batch.size();
+      TUNED_RETURN_IF_ERROR(ProposeFresh(sampled, n, batch));
+      misses += int(sampled.size() - (batch.size() - before));
     }
     return batch;
   }
 
   Status Update(const std::vector<MeasuredCandidate>& results) override {
-    std::vector<std::vector<float>> features;
-    std::vector<double> throughputs;
+    std::vector<costmodel::MeasuredSample> samples;
     for (const MeasuredCandidate& m : results) {
       std::string hash = db::TraceHash(m.trace);
-      double throughput = Throughput(*context_.workload, m.result);
-      measured_[hash] = throughput;
+      filter_.Take(hash);
       auto cached = features_.find(hash);
       std::vector<float> f;
       if (cached != features_.end()) {
@@ -111,43 +111,46 @@ class EvolutionarySearch : public SearchStrategy {
       } else {
         continue;
       }
-      features.push_back(std::move(f));
-      throughputs.push_back(throughput);
+      samples.push_back({std::move(f), context_.workload->key(), context_.workload->flops(), m.result});
+      double throughput = Throughput(*context_.workload, m.result);
       if (throughput > 0) {
-        StatusOr<schedule::Trace> trace = schedule::TraceFromProto(m.trace);
+        StatusOr<schedule::Trace> trace = lower::ParseTraceProto(m.trace);
         if (trace.ok()) best_.push_back({std::move(trace).value(), throughput});
       }
     }
     std::stable_sort(best_.begin(), best_.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     if (int(best_.size()) > options_.seeds_from_measured) best_.resize(options_.seeds_from_measured);
-    if (features.empty()) return Status::Ok();
-    std::vector<std::string> groups(features.size(), context_.workload->key());
-    return model_->Update(features, throughputs, groups);
+    return model_->Update(samples);
   }
 
  private:
   // Replays a trace (optionally with other decisions), lowers it and extracts its features.
   std::optional<Individual> Evaluate(const v1::Trace& proto) {
-    StatusOr<schedule::Trace> trace = schedule::TraceFromProto(proto);
+    StatusOr<schedule::Trace> trace = lower::ParseTraceProto(proto);
     if (!trace.ok()) return std::nullopt;
     return Evaluate(*trace, {});
   }
 
   std::optional<Individual> Evaluate(const schedule::Trace& trace, const Decisions& decisions) {
-    StatusOr<schedule::Schedule> sch = schedule::ReplayTrace(context_.workload, trace, rng_(), decisions);
-    if (!sch.ok()) return std::nullopt;
-    return FromSchedule(*sch);
+    StatusOr<lower::ReplayedCandidate> replayed =
+        lower::ReplayAndLower(context_.workload, trace, rng_(), decisions);
+    if (!replayed.ok()) return std::nullopt;
+    return MakeIndividual(std::move(replayed->trace), replayed->func);
   }
 
   std::optional<Individual> FromSchedule(const schedule::Schedule& sch) {
     StatusOr<lower::LoweredFunc> func = lower::Lower(sch);
     if (!func.ok()) return std::nullopt;
+    return MakeIndividual(sch.trace(), *func);
+  }
+
+  Individual MakeIndividual(schedule::Trace trace, const lower::LoweredFunc& func) {
     Individual ind;
-    ind.trace = sch.trace();
+    ind.trace = std::move(trace);
     schedule::TraceToProto(ind.trace, &ind.proto);
     ind.hash = db::TraceHash(ind.proto);
-    ind.features = costmodel::ExtractFeatures(*func, feature_options_);
+    ind.features = costmodel::ExtractFeatures(func, feature_options_);
     features_[ind.hash] = ind.features;
     return ind;
   }
@@ -219,17 +222,18 @@ class EvolutionarySearch : public SearchStrategy {
     return kept;
   }
 
-  StatusOr<bool> IsFresh(const std::string& hash) {
-    if (proposed_.count(hash) || measured_.count(hash)) return false;
-    if (context_.database == nullptr) return true;
-    TUNED_ASSIGN_OR_RETURN(bool measured,
-                           context_.database->HasMeasured(context_.workload->key(), context_.target, hash));
-    return !measured;
-  }
-
-  Candidate Propose(Individual ind) {
-    proposed_.insert(ind.hash);
-    return Candidate{std::move(ind.proto), ind.hash, ind.score};
+  // Proposes individuals in order, the fresh ones only, until `batch` holds `limit`; one
+  // database read for all of them.
+  Status ProposeFresh(std::vector<Individual>& individuals, int limit, std::vector<Candidate>& batch) {
+    std::vector<std::string> hashes;
+    for (const Individual& ind : individuals) hashes.push_back(ind.hash);
+    TUNED_ASSIGN_OR_RETURN(std::vector<bool> fresh, filter_.Fresh(hashes));
+    for (size_t i = 0; i < individuals.size() && int(batch.size()) < limit; ++i) {
+      if (!fresh[i]) continue;
+      filter_.Take(individuals[i].hash);
+      batch.push_back(Candidate{std::move(individuals[i].proto), individuals[i].hash, individuals[i].score});
+    }
+    return Status::Ok();
   }
 
   SearchContext context_;
@@ -239,8 +243,7 @@ class EvolutionarySearch : public SearchStrategy {
   std::vector<Sketch> sketches_;
   std::vector<std::pair<std::unique_ptr<Mutator>, double>> mutators_;
   std::mt19937_64 rng_;
-  std::map<std::string, double> measured_;              // trace hash -> throughput
-  std::set<std::string> proposed_;                       // sent out, result pending or in
+  MeasuredFilter filter_;                                // proposed or measured: never again
   std::map<std::string, std::vector<float>> features_;  // trace hash -> features
   std::vector<std::pair<schedule::Trace, double>> best_; // best measured, fastest first
 };

@@ -13,8 +13,9 @@
 ///   3. the batch: the best-scored individuals never measured nor already proposed, with a
 ///      share `epsilon` replaced by fresh random samples (exploration, and the guard against a
 ///      model that is confidently wrong).
-/// Update(results) feeds throughputs (flops / median seconds; 0 for failed candidates) to the
-/// model, which retrains.
+/// Update(results) hands the measured results with their features to CostModel::Update, which
+/// labels them by the model's one rule (cost_model.h) and retrains. "Never measured" is the
+/// MeasuredFilter's answer (measured_filter.h): one database read per batch of candidates.
 
 #include <memory>
 

@@ -5,9 +5,9 @@
 #include "costmodel/model/pretrain.h"
 #include "costmodel/model/snapshot.h"
 #include "server/search/candidate_features.h"
+#include "server/search/default_schedule_first.h"
 #include "server/search/evolutionary_search.h"
 #include "tuning_db/database.h"
-#include "tuning_db/trace_hash.h"
 
 namespace tuned::search {
 namespace {
@@ -20,10 +20,10 @@ class LockedModel : public costmodel::CostModel {
     std::lock_guard<std::mutex> lock(mutex_);
     return model_->Predict(features);
   }
-  Status Update(const std::vector<std::vector<float>>& features, const std::vector<double>& throughputs,
-                const std::vector<std::string>& group_keys) override {
+  Status UpdateLabelled(const std::vector<std::vector<float>>& features, const std::vector<double>& throughputs,
+                        const std::vector<std::string>& group_keys) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    return model_->Update(features, throughputs, group_keys);
+    return model_->UpdateLabelled(features, throughputs, group_keys);
   }
   int64_t num_samples() const override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -59,44 +59,6 @@ class SnapshottingSearch : public SearchStrategy {
   std::unique_ptr<SearchStrategy> inner_;
   ModelRegistry& models_;
   std::string target_;
-};
-
-// Proposes the workload's default schedule (the empty trace) first, unless it was measured: every
-// task then knows what its tuning gained over no tuning at all.
-class DefaultScheduleFirst : public SearchStrategy {
- public:
-  DefaultScheduleFirst(std::unique_ptr<SearchStrategy> inner, SearchContext context)
-      : inner_(std::move(inner)), context_(std::move(context)) {}
-
-  StatusOr<std::vector<Candidate>> NextBatch(int n) override {
-    std::vector<Candidate> batch;
-    if (!proposed_default_ && n > 0) {
-      proposed_default_ = true;
-      Candidate candidate;
-      candidate.trace.set_version(schedule::kTraceVersion);
-      candidate.trace_hash = db::TraceHash(candidate.trace);
-      bool measured = false;
-      if (context_.database != nullptr) {
-        TUNED_ASSIGN_OR_RETURN(measured, context_.database->HasMeasured(context_.workload->key(),
-                                                                        context_.target, candidate.trace_hash));
-      }
-      if (!measured) {
-        batch.push_back(std::move(candidate));
-        --n;
-      }
-    }
-    if (n == 0) return batch;
-    TUNED_ASSIGN_OR_RETURN(std::vector<Candidate> rest, inner_->NextBatch(n));
-    for (Candidate& c : rest) batch.push_back(std::move(c));
-    return batch;
-  }
-
-  Status Update(const std::vector<MeasuredCandidate>& results) override { return inner_->Update(results); }
-
- private:
-  std::unique_ptr<SearchStrategy> inner_;
-  SearchContext context_;
-  bool proposed_default_ = false;
 };
 
 }  // namespace
@@ -159,7 +121,7 @@ StatusOr<std::unique_ptr<SearchStrategy>> MakeTaskSearch(const SearchContext& co
                                                          ModelRegistry& models) {
   if (options.strategy() == "random") {
     TUNED_ASSIGN_OR_RETURN(auto random, MakeRandomSearch(context));
-    return std::unique_ptr<SearchStrategy>(new DefaultScheduleFirst(std::move(random), context));
+    return MakeDefaultScheduleFirst(std::move(random), context);
   }
   if (!options.strategy().empty() && options.strategy() != "evolutionary") {
     return InvalidArgumentError("unknown search strategy '" + options.strategy() +
@@ -171,7 +133,7 @@ StatusOr<std::unique_ptr<SearchStrategy>> MakeTaskSearch(const SearchContext& co
   TUNED_ASSIGN_OR_RETURN(costmodel::CostModel * model, models.ForTarget(context));
   TUNED_ASSIGN_OR_RETURN(auto search, MakeEvolutionarySearch(context, model, evolutionary));
   std::unique_ptr<SearchStrategy> saving(new SnapshottingSearch(std::move(search), models, context.target));
-  return std::unique_ptr<SearchStrategy>(new DefaultScheduleFirst(std::move(saving), context));
+  return MakeDefaultScheduleFirst(std::move(saving), context);
 }
 
 }  // namespace tuned::search

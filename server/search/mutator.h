@@ -9,7 +9,10 @@
 ///                           (the product, hence the loop extent, is kept; the innermost level
 ///                           stays within its limit)
 ///   mutate_unroll           sample_categorical: pick another category (auto-unroll steps)
-///   mutate_compute_location sample_compute_location: pick another location
+///
+/// There is one mutator per kind of decision the design space (design_space.h) samples, and no
+/// other: a mutator for a decision no rule makes could never fire. (sample_compute_location
+/// exists in the trace vocabulary, but no rule samples a location, so it has no mutator.)
 ///
 /// A mutator returns the new decisions (instruction index → values), or nothing when the trace
 /// has no decision it can change.
@@ -38,7 +41,6 @@ class Mutator {
 
 std::unique_ptr<Mutator> MakeMutateTileSize();
 std::unique_ptr<Mutator> MakeMutateUnroll();
-std::unique_ptr<Mutator> MakeMutateComputeLocation(int num_locations_hint = 8);
 
 /// The default CPU mutators with their probabilities (sum to 1).
 std::vector<std::pair<std::unique_ptr<Mutator>, double>> DefaultCpuMutators();

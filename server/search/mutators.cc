@@ -55,16 +55,13 @@ class MutateTileSize : public Mutator {
 
 class MutateCategorical : public Mutator {
  public:
-  MutateCategorical(InstKind kind, std::string name, int num_choices_hint)
-      : kind_(kind), name_(std::move(name)), hint_(num_choices_hint) {}
+  explicit MutateCategorical(std::string name) : name_(std::move(name)) {}
   std::string name() const override { return name_; }
   std::optional<Decisions> Apply(const schedule::Trace& trace, std::mt19937_64& rng) const override {
-    std::vector<int> decided = DecidedInstructions(trace, kind_);
+    std::vector<int> decided = DecidedInstructions(trace, InstKind::kSampleCategorical);
     if (decided.empty()) return std::nullopt;
     int index = decided[rng() % decided.size()];
-    int64_t choices = kind_ == InstKind::kSampleCategorical
-                          ? int64_t(trace.instructions[index].int_attrs.size())
-                          : hint_;
+    int64_t choices = int64_t(trace.instructions[index].int_attrs.size());
     if (choices < 2) return std::nullopt;
     int64_t current = trace.decisions.at(index).at(0);
     int64_t next = int64_t(rng() % uint64_t(choices - 1));
@@ -73,32 +70,20 @@ class MutateCategorical : public Mutator {
   }
 
  private:
-  InstKind kind_;
   std::string name_;
-  int hint_;
 };
 
 }  // namespace
 
 std::unique_ptr<Mutator> MakeMutateTileSize() { return std::make_unique<MutateTileSize>(); }
 
-std::unique_ptr<Mutator> MakeMutateUnroll() {
-  return std::make_unique<MutateCategorical>(InstKind::kSampleCategorical, "mutate_unroll", 0);
-}
-
-std::unique_ptr<Mutator> MakeMutateComputeLocation(int num_locations_hint) {
-  // The number of locations is only known on replay; an out-of-range pick fails replay and the
-  // search retries with another mutation.
-  return std::make_unique<MutateCategorical>(InstKind::kSampleComputeLocation,
-                                             "mutate_compute_location", num_locations_hint);
-}
+std::unique_ptr<Mutator> MakeMutateUnroll() { return std::make_unique<MutateCategorical>("mutate_unroll"); }
 
 std::vector<std::pair<std::unique_ptr<Mutator>, double>> DefaultCpuMutators() {
   // Tile sizes decide most of a kernel's speed; MetaSchedule's CPU default weights them alike.
   std::vector<std::pair<std::unique_ptr<Mutator>, double>> mutators;
-  mutators.emplace_back(MakeMutateTileSize(), 0.85);
-  mutators.emplace_back(MakeMutateUnroll(), 0.10);
-  mutators.emplace_back(MakeMutateComputeLocation(), 0.05);
+  mutators.emplace_back(MakeMutateTileSize(), 0.9);
+  mutators.emplace_back(MakeMutateUnroll(), 0.1);
   return mutators;
 }
 

@@ -1,12 +1,12 @@
-// The baseline search: uniform samples of the design space, deduplicated.
+// The baseline search: uniform samples of the design space, never one measured before.
 
+#include <optional>
 #include <random>
-#include <unordered_set>
 
 #include "compiler/lower/lower.h"
 #include "server/search/design_space.h"
+#include "server/search/measured_filter.h"
 #include "server/search/search_strategy.h"
-#include "tuning_db/database.h"
 #include "tuning_db/trace_hash.h"
 
 namespace tuned::search {
@@ -15,50 +15,58 @@ namespace {
 class RandomSearch : public SearchStrategy {
  public:
   RandomSearch(SearchContext context, std::vector<Sketch> sketches)
-      : context_(std::move(context)), sketches_(std::move(sketches)), rng_(context_.seed) {}
+      : context_(std::move(context)), sketches_(std::move(sketches)), rng_(context_.seed), filter_(context_) {}
 
   StatusOr<std::vector<Candidate>> NextBatch(int n) override {
     std::vector<Candidate> batch;
     // Small design spaces run out: stop after many consecutive duplicates.
     for (int misses = 0; int(batch.size()) < n && misses < 200 + 20 * n;) {
-      const Sketch& sketch = sketches_[rng_() % sketches_.size()];
-      StatusOr<schedule::Schedule> sch = SampleSketch(context_, sketch, rng_());
-      if (!sch.ok() || !lower::Lower(*sch).ok()) {
-        ++misses;
-        continue;
+      // Sample what is still missing, then ask about all of it at once.
+      std::vector<Candidate> sampled;
+      std::vector<std::string> hashes;
+      while (int(batch.size() + sampled.size()) < n && misses < 200 + 20 * n) {
+        std::optional<Candidate> candidate = Sample();
+        if (!candidate || filter_.Taken(candidate->trace_hash)) {
+          ++misses;
+          continue;
+        }
+        hashes.push_back(candidate->trace_hash);
+        sampled.push_back(std::move(*candidate));
       }
-      Candidate candidate;
-      schedule::TraceToProto(sch->trace(), &candidate.trace);
-      candidate.trace_hash = db::TraceHash(candidate.trace);
-      TUNED_ASSIGN_OR_RETURN(bool fresh, IsFresh(candidate.trace_hash));
-      if (!fresh) {
-        ++misses;
-        continue;
+      TUNED_ASSIGN_OR_RETURN(std::vector<bool> fresh, filter_.Fresh(hashes));
+      for (size_t i = 0; i < sampled.size(); ++i) {
+        if (!fresh[i]) {
+          ++misses;
+          continue;
+        }
+        filter_.Take(sampled[i].trace_hash);
+        batch.push_back(std::move(sampled[i]));
       }
-      seen_.insert(candidate.trace_hash);
-      batch.push_back(std::move(candidate));
     }
     return batch;
   }
 
   Status Update(const std::vector<MeasuredCandidate>& results) override {
-    for (const MeasuredCandidate& m : results) seen_.insert(db::TraceHash(m.trace));
+    for (const MeasuredCandidate& m : results) filter_.Take(db::TraceHash(m.trace));
     return Status::Ok();
   }
 
  private:
-  StatusOr<bool> IsFresh(const std::string& hash) {
-    if (seen_.count(hash)) return false;
-    if (context_.database == nullptr) return true;
-    TUNED_ASSIGN_OR_RETURN(bool measured,
-                           context_.database->HasMeasured(context_.workload->key(), context_.target, hash));
-    return !measured;
+  // One sample of a random sketch that lowers, or nothing.
+  std::optional<Candidate> Sample() {
+    const Sketch& sketch = sketches_[rng_() % sketches_.size()];
+    StatusOr<schedule::Schedule> sch = SampleSketch(context_, sketch, rng_());
+    if (!sch.ok() || !lower::Lower(*sch).ok()) return std::nullopt;
+    Candidate candidate;
+    schedule::TraceToProto(sch->trace(), &candidate.trace);
+    candidate.trace_hash = db::TraceHash(candidate.trace);
+    return candidate;
   }
 
   SearchContext context_;
   std::vector<Sketch> sketches_;
   std::mt19937_64 rng_;
-  std::unordered_set<std::string> seen_;
+  MeasuredFilter filter_;
 };
 
 }  // namespace

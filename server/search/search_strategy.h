@@ -9,8 +9,10 @@
 ///     task ──NextBatch(n)──▶ strategy ──▶ candidates (traces, never measured before)
 ///     task ──measure──▶ workers ──▶ results ──Update──▶ strategy (trains its cost model)
 ///
-/// A strategy skips traces already measured for the workload and target, both within its own
-/// run and in the database it was given, so nothing is measured twice.
+/// A strategy never returns a trace already measured for the workload and target, within its
+/// own run (proposed before, or reported to Update) or in the database it was given: the task
+/// trusts it and checks nothing again. Every strategy decides this with a MeasuredFilter
+/// (measured_filter.h), which reads the database at most once per batch of candidates.
 
 #include <cstdint>
 #include <memory>
@@ -52,10 +54,11 @@ struct SearchContext {
 class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
-  /// Up to `n` candidates never measured before; fewer (possibly none) when the design space
-  /// is exhausted.
+  /// Up to `n` candidates never measured before (see above) and never returned before; fewer
+  /// (possibly none) when the design space is exhausted.
   virtual StatusOr<std::vector<Candidate>> NextBatch(int n) = 0;
-  /// Results of measured candidates, in any order.
+  /// Results of measured candidates, in any order (on resume: what earlier runs of the task
+  /// measured); the strategy never proposes them again.
   virtual Status Update(const std::vector<MeasuredCandidate>& results) = 0;
 };
 

@@ -6,8 +6,8 @@
 /// options, measurement protocol). Each running task has one thread that runs a SearchStrategy
 /// and measures its candidates through the dispatcher:
 ///
-///     NextBatch(n) ──▶ skip traces already measured (db HasMeasured) ──▶ Dispatcher::Submit
-///        ▲                                                                     │ results
+///     NextBatch(n) (never a measured trace: search_strategy.h) ──▶ Dispatcher::Submit
+///        ▲                                                                 │ results
 ///        └──── Update(batch) ◀── InsertRecord + SaveTask (each result, as it arrives) ◀┘
 ///
 /// The database is the single source of truth: every result is inserted before the task's
@@ -57,9 +57,6 @@ struct TaskManagerOptions {
   uint32_t default_batch_size = 16;
   /// Largest trial budget a spec may ask for.
   uint32_t max_trial_budget = 100000;
-  /// Rounds in a row in which the search offers only already-measured candidates before a task
-  /// ends early (its design space is exhausted).
-  int max_stale_rounds = 8;
 };
 
 /// Called with a task's status after every change (from the thread making the change); it must

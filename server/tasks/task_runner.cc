@@ -10,6 +10,7 @@
 #include "common/time.h"
 #include "common/version.h"
 #include "compiler/ir/op_library.h"
+#include "compiler/lower/pipeline.h"
 #include "target/target.h"
 #include "tuning_db/trace_hash.h"
 
@@ -39,11 +40,21 @@ bool IsBetter(const v1::TuningRecord& candidate, const v1::TaskStatus& status) {
          candidate.result().median_seconds() < status.best().result().median_seconds();
 }
 
-// The default schedule is the empty trace; its time is what tuning's speed-up is measured against.
-void NoteDefaultSchedule(const v1::TuningRecord& record, v1::TaskStatus& status) {
-  if (record.trace().instructions_size() == 0 && record.result().status() == v1::MEASURE_STATUS_OK) {
+// The default schedule (the strategy's first candidate, what `tuned compile` builds without a
+// record) is the program tuning's speed-up is measured against.
+void NoteDefaultSchedule(const v1::TuningRecord& record, const std::string& default_hash,
+                         v1::TaskStatus& status) {
+  if (record.trace_hash() == default_hash && record.result().status() == v1::MEASURE_STATUS_OK) {
     status.set_default_median_seconds(record.result().median_seconds());
   }
+}
+
+// The trace hash of the workload's default schedule, which every strategy proposes first.
+StatusOr<std::string> DefaultScheduleHash(std::shared_ptr<const ir::Workload> workload) {
+  TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, lower::DefaultScheduleTrace(std::move(workload)));
+  v1::Trace proto;
+  schedule::TraceToProto(trace, &proto);
+  return db::TraceHash(proto);
 }
 
 }  // namespace
@@ -165,6 +176,7 @@ Status TaskManager::Runner::RunSearch() {
   TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(spec.workload_spec()));
   auto workload = std::make_shared<const ir::Workload>(std::move(parsed));
   workload_proto_ = WorkloadToProto(*workload);
+  TUNED_ASSIGN_OR_RETURN(default_schedule_hash_, DefaultScheduleHash(workload));
   TUNED_RETURN_IF_ERROR(database.PutWorkload(workload_proto_));
 
   search::SearchContext context;
@@ -187,10 +199,9 @@ Status TaskManager::Runner::RunSearch() {
     status_.set_trials_done(uint32_t(previous.size()));
     status_.clear_best();
     for (const v1::TuningRecord& record : previous) {
-      measured_.insert(record.trace_hash());
       replay.push_back({record.trace(), record.result()});
       if (IsBetter(record, status_)) *status_.mutable_best() = record;
-      NoteDefaultSchedule(record, status_);
+      NoteDefaultSchedule(record, default_schedule_hash_, status_);
     }
     status_.set_state(v1::TASK_STATE_RUNNING);
     status_.set_updated_unix_ms(UnixMs());
@@ -201,7 +212,6 @@ Status TaskManager::Runner::RunSearch() {
   if (!replay.empty()) TUNED_RETURN_IF_ERROR(strategy->Update(replay));
 
   const int batch_size = int(spec.search().batch_size());
-  int stale_rounds = 0;
   while (!Stopping()) {
     const int remaining = int(spec.trial_budget()) - int(Snapshot().trials_done());
     if (remaining <= 0) break;
@@ -212,27 +222,12 @@ Status TaskManager::Runner::RunSearch() {
                   Snapshot().trials_done());
       break;
     }
-    std::vector<search::Candidate> fresh;
+    // The strategy never offers a measured trace (search_strategy.h): nothing to check here.
+    if (int(candidates.size()) > remaining) candidates.resize(size_t(remaining));
     for (search::Candidate& candidate : candidates) {
       if (candidate.trace_hash.empty()) candidate.trace_hash = db::TraceHash(candidate.trace);
-      if (measured_.contains(candidate.trace_hash)) continue;
-      TUNED_ASSIGN_OR_RETURN(bool seen, database.HasMeasured(workload_proto_.key(), context.target,
-                                                             candidate.trace_hash));
-      measured_.insert(candidate.trace_hash);
-      if (seen) continue;
-      fresh.push_back(std::move(candidate));
-      if (int(fresh.size()) == remaining) break;
     }
-    if (fresh.empty()) {
-      if (++stale_rounds >= manager_.options_.max_stale_rounds) {
-        Log()->info("task {}: search offers only measured candidates; ending after {} trials",
-                    task_id, Snapshot().trials_done());
-        break;
-      }
-      continue;
-    }
-    stale_rounds = 0;
-    TUNED_RETURN_IF_ERROR(MeasureBatch(fresh, *strategy));
+    TUNED_RETURN_IF_ERROR(MeasureBatch(candidates, *strategy));
   }
   return Status::Ok();
 }
@@ -299,7 +294,7 @@ Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
   record.set_record_id(*id);
   status_.set_trials_done(status_.trials_done() + 1);
   if (IsBetter(record, status_)) *status_.mutable_best() = record;
-  NoteDefaultSchedule(record, status_);
+  NoteDefaultSchedule(record, default_schedule_hash_, status_);
   status_.set_updated_unix_ms(UnixMs());
   Log()->debug("result stored task={} job={} worker={} status={} median_s={} record={}",
                status_.task_id(), result.job_id(), result.worker_id(),

@@ -8,7 +8,6 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,7 +63,7 @@ class TaskManager::Runner {
   TaskManager& manager_;
   const std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
   v1::Workload workload_proto_;
-  std::set<std::string> measured_;
+  std::string default_schedule_hash_;  // trace hash of the workload's default schedule
 
   std::mutex mu_;  // Guards status_ and the flags below.
   v1::TaskStatus status_;

@@ -73,7 +73,7 @@ TEST(XgbCostModel, UntrainedPredictsZero) {
   ASSERT_TRUE(scores.ok()) << scores.status().ToString();
   EXPECT_THAT(*scores, ::testing::Each(0.0));
   // Below min_samples_to_train the model keeps predicting 0.
-  ASSERT_TRUE(model->Update(data.features, data.throughputs, data.groups).ok());
+  ASSERT_TRUE(model->UpdateLabelled(data.features, data.throughputs, data.groups).ok());
   EXPECT_EQ(model->num_samples(), 5);
   EXPECT_THAT(*model->Predict(data.features), ::testing::Each(0.0));
   EXPECT_EQ(model->format(), "tuned-xgb-v1");
@@ -84,7 +84,7 @@ TEST(XgbCostModel, LearnsSyntheticRankingOnHeldOutData) {
   Synthetic test = MakeSynthetic(300, 8);
   for (XgbObjective objective : {XgbObjective::kRegression, XgbObjective::kPairwiseRank}) {
     auto model = NewXgb(objective);
-    ASSERT_TRUE(model->Update(train.features, train.throughputs, train.groups).ok());
+    ASSERT_TRUE(model->UpdateLabelled(train.features, train.throughputs, train.groups).ok());
     auto scores = model->Predict(test.features);
     ASSERT_TRUE(scores.ok()) << scores.status().ToString();
     const double rho = GroupSpearman(test, *scores);
@@ -103,7 +103,7 @@ TEST(XgbCostModel, OnlineUpdatesImproveOverBatches) {
   double first = 0;
   for (int batch = 0; batch < 8; ++batch) {
     Synthetic data = MakeSynthetic(32, 100 + uint64_t(batch));
-    ASSERT_TRUE(model->Update(data.features, data.throughputs, data.groups).ok());
+    ASSERT_TRUE(model->UpdateLabelled(data.features, data.throughputs, data.groups).ok());
     if (batch == 0) first = GroupSpearman(test, *model->Predict(test.features));
   }
   EXPECT_EQ(model->num_samples(), 256);
@@ -116,7 +116,7 @@ TEST(XgbCostModel, SerializeRoundTripGivesIdenticalPredictions) {
   Synthetic train = MakeSynthetic(200, 21);
   Synthetic test = MakeSynthetic(50, 22);
   auto model = NewXgb();
-  ASSERT_TRUE(model->Update(train.features, train.throughputs, train.groups).ok());
+  ASSERT_TRUE(model->UpdateLabelled(train.features, train.throughputs, train.groups).ok());
   auto blob = model->Serialize();
   ASSERT_TRUE(blob.ok()) << blob.status().ToString();
 
@@ -126,8 +126,8 @@ TEST(XgbCostModel, SerializeRoundTripGivesIdenticalPredictions) {
   EXPECT_EQ(*loaded->Predict(test.features), *model->Predict(test.features));
   // The blob carries the training data: the loaded model keeps training like the original.
   Synthetic more = MakeSynthetic(40, 23);
-  ASSERT_TRUE(model->Update(more.features, more.throughputs, more.groups).ok());
-  ASSERT_TRUE(loaded->Update(more.features, more.throughputs, more.groups).ok());
+  ASSERT_TRUE(model->UpdateLabelled(more.features, more.throughputs, more.groups).ok());
+  ASSERT_TRUE(loaded->UpdateLabelled(more.features, more.throughputs, more.groups).ok());
   EXPECT_EQ(loaded->num_samples(), 240);
   EXPECT_EQ(*loaded->Predict(test.features), *model->Predict(test.features));
 }
@@ -149,7 +149,7 @@ TEST(XgbCostModel, RejectsWrongFeatureLength) {
   ASSERT_FALSE(scores.ok());
   EXPECT_EQ(scores.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(scores.status().message(), HasSubstr("feature vector 1 has 3 values"));
-  Status update = model->Update(bad, {1.0, 2.0}, {"a", "a"});
+  Status update = model->UpdateLabelled(bad, {1.0, 2.0}, {"a", "a"});
   EXPECT_EQ(update.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(model->num_samples(), 0);
 }
@@ -157,16 +157,16 @@ TEST(XgbCostModel, RejectsWrongFeatureLength) {
 TEST(XgbCostModel, RejectsMismatchedAndInvalidLabels) {
   auto model = NewXgb();
   Synthetic data = MakeSynthetic(3, 1);
-  Status sizes = model->Update(data.features, {1.0, 2.0}, data.groups);
+  Status sizes = model->UpdateLabelled(data.features, {1.0, 2.0}, data.groups);
   EXPECT_EQ(sizes.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(sizes.message(), HasSubstr("must match"));
-  Status negative = model->Update(data.features, {1.0, -2.0, 3.0}, data.groups);
+  Status negative = model->UpdateLabelled(data.features, {1.0, -2.0, 3.0}, data.groups);
   EXPECT_EQ(negative.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(negative.message(), HasSubstr("throughput 1"));
-  Status nan = model->Update(data.features, {1.0, 2.0, std::nan("")}, data.groups);
+  Status nan = model->UpdateLabelled(data.features, {1.0, 2.0, std::nan("")}, data.groups);
   EXPECT_EQ(nan.code(), StatusCode::kInvalidArgument);
   data.features[2][5] = std::nanf("");
-  Status nan_feature = model->Update(data.features, {1.0, 2.0, 3.0}, data.groups);
+  Status nan_feature = model->UpdateLabelled(data.features, {1.0, 2.0, 3.0}, data.groups);
   EXPECT_EQ(nan_feature.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(nan_feature.message(), HasSubstr("not finite"));
   EXPECT_EQ(model->num_samples(), 0);
@@ -175,7 +175,7 @@ TEST(XgbCostModel, RejectsMismatchedAndInvalidLabels) {
 TEST(XgbCostModel, RejectsDamagedOrForeignBlobs) {
   auto model = NewXgb();
   Synthetic train = MakeSynthetic(40, 5);
-  ASSERT_TRUE(model->Update(train.features, train.throughputs, train.groups).ok());
+  ASSERT_TRUE(model->UpdateLabelled(train.features, train.throughputs, train.groups).ok());
   std::string blob = *model->Serialize();
 
   auto target = NewXgb();
@@ -225,7 +225,7 @@ TEST(RandomCostModel, ScoresInUnitIntervalAndReproducible) {
     EXPECT_GE(s, 0.0);
     EXPECT_LT(s, 1.0);
   }
-  ASSERT_TRUE(a->Update(data.features, data.throughputs, data.groups).ok());
+  ASSERT_TRUE(a->UpdateLabelled(data.features, data.throughputs, data.groups).ok());
   EXPECT_EQ(a->num_samples(), 20);
   auto blob = a->Serialize();
   ASSERT_TRUE(blob.ok());

@@ -96,7 +96,7 @@ std::unique_ptr<CostModel> TrainedModel() {
   std::vector<std::vector<float>> features = SomeFeatures(64);
   std::vector<double> throughputs;
   for (const auto& f : features) throughputs.push_back(1e9 * (1 + f[0] + f[1]));
-  EXPECT_TRUE((*model)->Update(features, throughputs, std::vector<std::string>(64, "w")).ok());
+  EXPECT_TRUE((*model)->UpdateLabelled(features, throughputs, std::vector<std::string>(64, "w")).ok());
   return std::move(model).value();
 }
 

@@ -9,8 +9,11 @@
 #include "common/sha256.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/ir/evaluator.h"
+#include "compiler/ir/ir_printer.h"
 #include "compiler/ir/op_library.h"
+#include "compiler/lower/pipeline.h"
 #include "compiler/reuse/apply_history_best.h"
+#include "compiler/reuse/record_source.h"
 #include "compiler/runtime/aligned_buffer.h"
 #include "compiler/schedule/schedule.h"
 #include "tuned/compiler.h"
@@ -133,6 +136,25 @@ TEST_F(ReuseTest, NoRecordFallsBackToTheDefaultScheduleAndSaysWhy) {
   EXPECT_NE((*kernel)->warnings()[0].find("using the default schedule"), std::string::npos);
   EXPECT_EQ((*compiler)->stats().fallbacks, 1);
   ExpectComputesReference(**kernel, kSpec);
+}
+
+TEST_F(ReuseTest, FallbackIsTheDefaultScheduleTrace) {
+  // The one default schedule (compiler/lower/pipeline.h): what tuning tasks measure first.
+  auto source = reuse::OpenLocalRecordSource(db_path_);
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  auto workload = std::make_shared<const ir::Workload>(*ir::ParseWorkloadSpec(kSpec));
+  reuse::SelectOptions options;
+  options.target = host_;
+  auto selection = reuse::SelectKernel(*workload, **source, options);
+  ASSERT_TRUE(selection.ok()) << selection.status().message();
+  ASSERT_FALSE(selection->from_record);
+  auto trace = lower::DefaultScheduleTrace(workload);
+  ASSERT_TRUE(trace.ok());
+  auto expected = lower::LowerTrace(workload, *trace);
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(ir::ToString(selection->func.body), ir::ToString(expected->body));
+  EXPECT_NE(ir::ToString(selection->func.body), ir::ToString(lower::LowerUnscheduled(workload)->body))
+      << "the fallback is not the unscheduled program";
 }
 
 TEST_F(ReuseTest, BrokenRecordIsSkippedForTheNextBest) {

@@ -60,6 +60,25 @@ TEST(Mutators, TileSizeKeepsTheProductAndTheInnermostLimit) {
   EXPECT_GT(seen.size(), 5u);
 }
 
+TEST(Mutators, EveryDefaultMutatorFiresOnTheDesignSpace) {
+  // A mutator whose decision no design-space rule samples could never change a candidate.
+  for (const char* spec : {"matmul(M=64,N=48,K=32)", "conv2d_nchw(N=1,C=4,H=8,W=8,F=8,pad=1)", "softmax(M=8,N=64)"}) {
+    SearchContext ctx = ContextFor(spec);
+    std::vector<Sketch> sketches = GenerateSketches(ctx);
+    for (const auto& [mutator, probability] : DefaultCpuMutators()) {
+      EXPECT_GT(probability, 0) << mutator->name();
+      std::mt19937_64 rng(4);
+      bool fired = false;
+      for (uint64_t seed = 0; seed < 8 && !fired; ++seed) {
+        auto sch = SampleSketch(ctx, sketches[seed % sketches.size()], seed);
+        ASSERT_TRUE(sch.ok()) << spec;
+        fired = mutator->Apply(sch->trace(), rng).has_value();
+      }
+      EXPECT_TRUE(fired) << mutator->name() << " never applies to a candidate of " << spec;
+    }
+  }
+}
+
 TEST(Mutators, UnrollPicksAnotherCategory) {
   SearchContext ctx = ContextFor("matmul(M=16,N=16,K=16)");
   auto sch = SampleSketch(ctx, GenerateSketches(ctx)[0], 3);

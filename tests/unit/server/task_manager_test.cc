@@ -14,6 +14,9 @@
 #include <set>
 #include <thread>
 
+#include "compiler/ir/op_library.h"
+#include "compiler/lower/pipeline.h"
+#include "server/search/model_registry.h"
 #include "tuning_db/trace_hash.h"
 
 namespace tuned::tasks {
@@ -35,26 +38,30 @@ v1::Trace ScriptedTrace(int i) {
   return trace;
 }
 
-// Offers traces 0, 1, 2, ... in order and remembers what it was told.
+// Offers traces 0, 1, 2, ... in order, except those it was told were measured (the strategy's
+// contract: the task runner trusts it), and remembers what it was told.
 class ScriptedSearch : public search::SearchStrategy {
  public:
   explicit ScriptedSearch(std::vector<int>* updated) : updated_(updated) {}
   StatusOr<std::vector<search::Candidate>> NextBatch(int n) override {
     std::vector<search::Candidate> batch;
-    for (int i = 0; i < n; ++i) {
+    while (int(batch.size()) < n) {
       search::Candidate candidate;
       candidate.trace = ScriptedTrace(next_++);
+      if (measured_.contains(db::TraceHash(candidate.trace))) continue;
       batch.push_back(std::move(candidate));
     }
     return batch;
   }
   Status Update(const std::vector<search::MeasuredCandidate>& results) override {
     updated_->push_back(int(results.size()));
+    for (const search::MeasuredCandidate& m : results) measured_.insert(db::TraceHash(m.trace));
     return Status::Ok();
   }
 
  private:
   int next_ = 0;
+  std::set<std::string> measured_;
   std::vector<int>* updated_;
 };
 
@@ -245,6 +252,39 @@ TEST_F(TaskManagerTest, ResumedTaskSkipsTracesItAlreadyMeasured) {
   }
   ASSERT_FALSE(updates_.empty());
   EXPECT_EQ(updates_.front(), 3) << "the strategy was not told about the earlier results";
+}
+
+TEST_F(TaskManagerTest, SpeedUpIsMeasuredAgainstTheDefaultSchedule) {
+  // With the real task search, the first candidate measured is the default schedule — the
+  // program `tuned compile` builds without a record — and its time is the task's baseline.
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher);
+  search::ModelRegistry models(database_.get());
+  TaskManagerOptions options = Options();
+  options.strategy_factory = [&models](const search::SearchContext& context,
+                                       const v1::SearchOptions& search_options) {
+    return search::MakeTaskSearch(context, search_options, models);
+  };
+  TaskManager manager(*database_, dispatcher, options);
+  v1::TaskSpec spec = Spec(6);
+  spec.mutable_search()->set_strategy("random");
+  auto submitted = manager.Submit(spec);
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED);
+
+  auto workload = std::make_shared<const ir::Workload>(*ir::ParseWorkloadSpec(spec.workload_spec()));
+  auto default_trace = lower::DefaultScheduleTrace(workload);
+  ASSERT_TRUE(default_trace.ok());
+  v1::Trace default_proto;
+  schedule::TraceToProto(*default_trace, &default_proto);
+  auto records = database_->TaskRecords(submitted->task_id());
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 6u);
+  EXPECT_EQ((*records)[0].trace_hash(), db::TraceHash(default_proto))
+      << "the first candidate is not the default schedule";
+  EXPECT_GT(status.default_median_seconds(), 0);
+  EXPECT_DOUBLE_EQ(status.default_median_seconds(), (*records)[0].result().median_seconds());
 }
 
 TEST_F(TaskManagerTest, RejectsInvalidSpecsWithReasons) {

@@ -224,6 +224,28 @@ TEST_F(SqliteDatabaseTest, HasMeasuredMatchesWorkloadTargetAndTrace) {
       *db_->HasMeasured(MatmulKey(64), kCpu, TraceHash(MakeRecord(64, kCpu, 2, 1).trace())));
 }
 
+TEST_F(SqliteDatabaseTest, MeasuredTraceHashesAnswersManyTracesAtOnce) {
+  std::vector<v1::TuningRecord> records;
+  std::vector<std::string> asked;
+  for (int i = 0; i < 150; ++i) {
+    v1::TuningRecord record = MakeRecord(64, kCpu, i, 0, v1::MEASURE_STATUS_RUNTIME_ERROR);
+    asked.push_back(TraceHash(record.trace()));
+    if (i % 3 == 0) records.push_back(record);  // every third one was measured
+  }
+  ASSERT_TRUE(db_->InsertRecords(records).ok());
+  asked.push_back("not-a-hash");
+  auto measured = db_->MeasuredTraceHashes(MatmulKey(64), kCpu, asked);
+  ASSERT_TRUE(measured.ok()) << measured.status().message();
+  EXPECT_EQ(measured->size(), records.size());
+  for (size_t i = 0; i < 150; ++i) {
+    EXPECT_EQ(measured->contains(asked[i]), i % 3 == 0) << i;
+    EXPECT_EQ(measured->contains(asked[i]), *db_->HasMeasured(MatmulKey(64), kCpu, asked[i])) << i;
+  }
+  EXPECT_TRUE(db_->MeasuredTraceHashes(MatmulKey(64), kGpu, asked)->empty());
+  EXPECT_TRUE(db_->MeasuredTraceHashes(MatmulKey(128), kCpu, asked)->empty());
+  EXPECT_TRUE(db_->MeasuredTraceHashes(MatmulKey(64), kCpu, {})->empty());
+}
+
 TEST_F(SqliteDatabaseTest, ListWorkloadsSummarizesRecords) {
   ASSERT_TRUE(
       db_->InsertRecords(std::vector{MakeRecord(64, kCpu, 1, 0.004), MakeRecord(64, kGpu, 2, 0.002),

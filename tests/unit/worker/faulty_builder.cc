@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "compiler/ir/ir.h"
+#include "compiler/lower/pipeline.h"
 #include "compiler/runtime/parallel.h"
 
 namespace tuned::worker::testing {
@@ -52,7 +53,7 @@ class FaultyBuilder : public Builder {
                               const v1::MeasureJob& job) override {
     Fault fault;
     if (!faults_->Find(job.job_id(), &fault)) {
-      TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, LowerCandidate(workload, job.trace()));
+      TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(workload, job.trace()));
       return CompileCandidate(*jit_, func);
     }
     switch (fault) {
@@ -66,7 +67,7 @@ class FaultyBuilder : public Builder {
       default:
         break;
     }
-    TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, LowerCandidate(workload, job.trace()));
+    TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(workload, job.trace()));
     return CompileCandidate(*jit_, WithFault(std::move(func), fault));
   }
 

@@ -19,7 +19,7 @@ inline constexpr char kSmallMatmul[] = "matmul(M=32,N=32,K=32,dtype=float32)";
 /// The defaults with few repeats and a 1 ms minimum repeat.
 v1::MeasureConfig FastConfig();
 
-/// A job measuring `spec` with `trace` (the default schedule when empty) on the engine's target.
+/// A job measuring `spec` with `trace` (the unscheduled program when empty) on the engine's target.
 v1::MeasureJob MakeJob(const std::string& spec, const std::string& job_id,
                        const schedule::Trace& trace = {});
 

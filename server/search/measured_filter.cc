@@ -1,0 +1,30 @@
+#include "server/search/measured_filter.h"
+
+#include "tuning_db/database.h"
+
+namespace tuned::search {
+
+MeasuredFilter::MeasuredFilter(const SearchContext& context)
+    : workload_key_(context.workload ? context.workload->key() : ""),
+      target_(context.target),
+      database_(context.database) {}
+
+StatusOr<std::vector<bool>> MeasuredFilter::Fresh(const std::vector<std::string>& hashes) {
+  std::vector<std::string> ask;
+  for (const std::string& hash : hashes) {
+    if (!Taken(hash)) ask.push_back(hash);
+  }
+  if (database_ != nullptr && !ask.empty()) {
+    ++database_reads_;
+    TUNED_ASSIGN_OR_RETURN(std::set<std::string> measured,
+                           database_->MeasuredTraceHashes(workload_key_, target_, ask));
+    for (const std::string& hash : measured) Take(hash);
+  }
+  std::vector<bool> fresh;
+  fresh.reserve(hashes.size());
+  std::set<std::string> seen;  // a hash listed twice is fresh once
+  for (const std::string& hash : hashes) fresh.push_back(!Taken(hash) && seen.insert(hash).second);
+  return fresh;
+}
+
+}  // namespace tuned::search

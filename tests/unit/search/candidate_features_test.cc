@@ -85,7 +85,7 @@ TEST_F(CandidateFeaturesTest, OptionsTakeTheCoresOfTheTarget) {
 class WatchedModel : public costmodel::CostModel {
  public:
   struct Seen {
-    std::vector<std::vector<float>> trained;  // rows given to Update
+    std::vector<std::vector<float>> trained;  // rows it was trained on
     std::vector<std::vector<float>> scored;   // rows given to Predict
   };
   WatchedModel(std::unique_ptr<costmodel::CostModel> model, Seen& seen)
@@ -94,10 +94,10 @@ class WatchedModel : public costmodel::CostModel {
     seen_.scored.insert(seen_.scored.end(), features.begin(), features.end());
     return model_->Predict(features);
   }
-  Status Update(const std::vector<std::vector<float>>& features, const std::vector<double>& throughputs,
-                const std::vector<std::string>& group_keys) override {
+  Status UpdateLabelled(const std::vector<std::vector<float>>& features, const std::vector<double>& throughputs,
+                        const std::vector<std::string>& group_keys) override {
     seen_.trained.insert(seen_.trained.end(), features.begin(), features.end());
-    return model_->Update(features, throughputs, group_keys);
+    return model_->UpdateLabelled(features, throughputs, group_keys);
   }
   int64_t num_samples() const override { return model_->num_samples(); }
   StatusOr<std::string> Serialize() const override { return model_->Serialize(); }

@@ -31,6 +31,7 @@
 #include "compiler/runtime/aligned_buffer.h"
 #include "costmodel/model/cost_model.h"
 #include "server/search/evolutionary_search.h"
+#include "server/search/random_search.h"
 
 namespace tuned::bench {
 namespace {

@@ -7,6 +7,7 @@
 #include "server/search/candidate_features.h"
 #include "server/search/default_schedule_first.h"
 #include "server/search/evolutionary_search.h"
+#include "server/search/random_search.h"
 #include "tuning_db/database.h"
 
 namespace tuned::search {

@@ -7,6 +7,7 @@
 #include "server/search/design_space.h"
 #include "server/search/measured_filter.h"
 #include "server/search/search_strategy.h"
+#include "server/search/random_search.h"
 #include "tuning_db/trace_hash.h"
 
 namespace tuned::search {

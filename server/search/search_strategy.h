@@ -62,9 +62,6 @@ class SearchStrategy {
   virtual Status Update(const std::vector<MeasuredCandidate>& results) = 0;
 };
 
-/// Samples the design space uniformly (the baseline the evolutionary search must beat).
-StatusOr<std::unique_ptr<SearchStrategy>> MakeRandomSearch(const SearchContext& context);
-
 }  // namespace tuned::search
 
 #endif  // TUNED_SERVER_SEARCH_SEARCH_STRATEGY_H_

@@ -190,7 +190,7 @@ TEST(Layering, CmakeEdgesAreExactlyTheTable) {
 TEST(Layering, FilesIncludeOnlyWhatTheirLibraryMayUse) {
   std::map<std::string, Module> modules = ReadLayeringTable();
   ASSERT_FALSE(modules.empty());
-  static const std::regex kInclude(R"(^\s*#\s*include\s+"([^"]+)")");
+  static const std::regex kInclude(R"re(^\s*#\s*include\s+"([^"]+)")re");
   int checked = 0;
   for (const fs::directory_entry& entry : fs::recursive_directory_iterator(kRoot)) {
     std::string ext = entry.path().extension().string();

@@ -14,6 +14,7 @@
 #include "server/search/candidate_features.h"
 #include "server/search/evolutionary_search.h"
 #include "server/search/model_registry.h"
+#include "server/search/random_search.h"
 #include "target/target.h"
 #include "tuning_db/database.h"
 

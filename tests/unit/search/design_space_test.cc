@@ -11,6 +11,7 @@
 #include "compiler/lower/interpreter.h"
 #include "compiler/lower/lower.h"
 #include "server/search/design_space.h"
+#include "server/search/random_search.h"
 #include "tests/support/random_schedule.h"
 
 namespace tuned::search {

@@ -11,6 +11,7 @@
 #include "costmodel/model/cost_model.h"
 #include "costmodel/model/pretrain.h"
 #include "server/search/evolutionary_search.h"
+#include "server/search/random_search.h"
 #include "tuning_db/database.h"
 
 namespace tuned::search {

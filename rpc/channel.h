@@ -20,6 +20,12 @@ namespace tuned::rpc {
 /// Default limit on one message in either direction, bytes (the server's default too).
 inline constexpr int kDefaultMaxMessageBytes = 16 << 20;
 
+/// Keepalive of every connection, both ends: a ping on an idle connection this often, and the
+/// peer counted gone when the answer takes longer than the timeout. Clients and the server
+/// must agree, or the server refuses the clients' pings as too frequent.
+inline constexpr int kKeepaliveTimeMs = 20000;
+inline constexpr int kKeepaliveTimeoutMs = 10000;
+
 struct ChannelOptions {
   /// "host:port" of the server.
   std::string address;

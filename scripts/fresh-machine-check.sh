@@ -131,8 +131,13 @@ installed_prefix_works() {
 
 without_baselines() {
   in_root '
-    DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq libopenblas-dev libdnnl-dev >/dev/null
-    ! dpkg-query -W -f="\${Status}" libdnnl-dev 2>/dev/null | grep -q "install ok installed"
+    # libopenblas-dev is a metapackage: the headers and library links come from libopenblas*-dev.
+    dev=$(dpkg-query -W -f="\${Package} \${Status}\n" "libopenblas*-dev" libdnnl-dev 2>/dev/null |
+          awk "/install ok installed/ {print \$1}")
+    DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq $dev >/dev/null
+    if dpkg-query -W -f="\${Package} \${Status}\n" "libopenblas*-dev" libdnnl-dev 2>/dev/null | grep -q "install ok installed"; then
+      echo "baseline development packages are still installed" >&2; exit 1
+    fi
     TUNED_BASELINES=0 BUILD_DIR=build-no-baselines bash scripts/test.sh 2>&1 | tee /root/no-baselines.log | tail -3
     grep -q "OpenBLAS not found" /root/no-baselines.log
     grep -q "oneDNN not found" /root/no-baselines.log'

@@ -26,7 +26,7 @@ std::optional<double> RecordThroughput(const v1::TuningRecord& record, double wo
   return TrainingThroughput(record.result(), RecordFlops(record, workload_flops));
 }
 
-StatusOr<PretrainStats> PretrainFromDatabase(db::Database& db, const std::string& target,
+StatusOr<PretrainStats> PretrainFromDatabase(db::RecordStore& db, const std::string& target,
                                              CostModel& model, const PretrainOptions& options) {
   PretrainStats stats;
   std::map<std::string, std::shared_ptr<const ir::Workload>> workloads;  // null: not a spec

@@ -17,7 +17,7 @@
 #include "costmodel/features/features.h"
 #include "costmodel/model/cost_model.h"
 #include "tuned/v1/record.pb.h"
-#include "tuning_db/database.h"
+#include "tuning_db/record_store.h"
 
 namespace tuned::costmodel {
 
@@ -47,7 +47,7 @@ struct PretrainStats {
 
 /// Adds every usable record of `target` to `model` in one Update. A database error is returned;
 /// records that cannot be used are counted in the stats, not errors.
-StatusOr<PretrainStats> PretrainFromDatabase(db::Database& db, const std::string& target,
+StatusOr<PretrainStats> PretrainFromDatabase(db::RecordStore& db, const std::string& target,
                                              CostModel& model, const PretrainOptions& options = {});
 
 }  // namespace tuned::costmodel

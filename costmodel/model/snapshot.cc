@@ -4,7 +4,7 @@
 
 namespace tuned::costmodel {
 
-StatusOr<bool> SaveSnapshot(db::Database& db, const std::string& target, const CostModel& model) {
+StatusOr<bool> SaveSnapshot(db::SnapshotStore& db, const std::string& target, const CostModel& model) {
   if (target.empty()) return InvalidArgumentError("cost model snapshot: target is empty");
   TUNED_ASSIGN_OR_RETURN(std::string blob, model.Serialize());
   db::CostModelSnapshot snapshot;
@@ -16,7 +16,7 @@ StatusOr<bool> SaveSnapshot(db::Database& db, const std::string& target, const C
   return db.SaveCostModelSnapshot(snapshot);
 }
 
-Status LoadLatestSnapshot(db::Database& db, const std::string& target, CostModel& model) {
+Status LoadLatestSnapshot(db::SnapshotStore& db, const std::string& target, CostModel& model) {
   StatusOr<db::CostModelSnapshot> snapshot = db.LatestCostModelSnapshot(target);
   if (!snapshot.ok()) {
     return snapshot.status().WithContext("cost model snapshot for target '" + target + "'");

@@ -10,18 +10,18 @@
 
 #include "common/status.h"
 #include "costmodel/model/cost_model.h"
-#include "tuning_db/database.h"
+#include "tuning_db/snapshot_store.h"
 
 namespace tuned::costmodel {
 
 /// Serializes `model` and stores it as the newest snapshot for `target` (num_records = the
 /// model's sample count). Returns false when the database kept an equal or newer snapshot.
-StatusOr<bool> SaveSnapshot(db::Database& db, const std::string& target, const CostModel& model);
+StatusOr<bool> SaveSnapshot(db::SnapshotStore& db, const std::string& target, const CostModel& model);
 
 /// Loads the newest snapshot for `target` into `model`. NotFound when the target has none;
 /// FailedPrecondition when it was written in another format or for another feature version
 /// (the model is left unchanged then); the model's own Deserialize errors otherwise.
-Status LoadLatestSnapshot(db::Database& db, const std::string& target, CostModel& model);
+Status LoadLatestSnapshot(db::SnapshotStore& db, const std::string& target, CostModel& model);
 
 }  // namespace tuned::costmodel
 

@@ -38,7 +38,7 @@ class MeasuredFilter {
  private:
   std::string workload_key_;
   std::string target_;
-  db::Database* database_;
+  db::RecordStore* database_;
   std::set<std::string> taken_;
   int64_t database_reads_ = 0;
 };

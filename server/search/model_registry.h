@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "server/search/search_strategy.h"
+#include "tuning_db/database.h"
 #include "tuned/v1/task.pb.h"
 
 namespace tuned::costmodel {

@@ -26,7 +26,7 @@
 #include "tuned/v1/trace.pb.h"
 
 namespace tuned::db {
-class Database;
+class RecordStore;
 }
 
 namespace tuned::search {
@@ -48,7 +48,7 @@ struct SearchContext {
   int num_cores = 1;             // parallel loops are sized for this
   int vector_lanes = 8;          // fp32 lanes of the target's widest vector unit
   uint64_t seed = 0;
-  db::Database* database = nullptr;  // optional: seeds the search, filters measured traces
+  db::RecordStore* database = nullptr;  // optional: seeds the search, filters measured traces
 };
 
 class SearchStrategy {

@@ -3,7 +3,7 @@
 
 #include "server/service/grpc_util.h"
 #include "tuned/v1/database_service.grpc.pb.h"
-#include "tuning_db/database.h"
+#include "tuning_db/record_store.h"
 
 namespace tuned::server {
 namespace {
@@ -15,7 +15,7 @@ constexpr uint32_t kMaxListOffset = 1000000;
 
 class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
  public:
-  DatabaseServiceImpl(db::Database& database, std::string token)
+  DatabaseServiceImpl(db::RecordStore& database, std::string token)
       : database_(database), token_(std::move(token)) {}
 
   grpc::ServerUnaryReactor* BestRecords(grpc::CallbackServerContext* context,
@@ -86,13 +86,13 @@ class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
     return reactor;
   }
 
-  db::Database& database_;
+  db::RecordStore& database_;
   const std::string token_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> MakeDatabaseService(db::Database& database, std::string token) {
+std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, std::string token) {
   return std::make_unique<DatabaseServiceImpl>(database, std::move(token));
 }
 

@@ -15,7 +15,7 @@
 #include "rpc/grpc_status.h"
 
 namespace tuned::db {
-class Database;
+class RecordStore;
 }
 namespace tuned::dispatch {
 class Dispatcher;
@@ -33,7 +33,7 @@ grpc::Status CheckToken(const grpc::CallbackServerContext* context, const std::s
 std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, std::string token);
 std::unique_ptr<grpc::Service> MakeWorkerService(dispatch::Dispatcher& dispatcher,
                                                  std::string token);
-std::unique_ptr<grpc::Service> MakeDatabaseService(db::Database& database, std::string token);
+std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, std::string token);
 
 }  // namespace tuned::server
 

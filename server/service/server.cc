@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/logging.h"
+#include "rpc/channel.h"
 #include "server/service/grpc_util.h"
 
 namespace tuned::server {
@@ -39,8 +40,8 @@ StatusOr<std::unique_ptr<TunedServer>> TunedServer::Start(const ServerOptions& o
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // Workers keep their stream open for hours: accept their keepalive pings, and ping idle
   // connections so a vanished peer is noticed even without heartbeats.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, rpc::kKeepaliveTimeMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, rpc::kKeepaliveTimeoutMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);

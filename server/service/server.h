@@ -4,7 +4,7 @@
 /// \file
 /// The gRPC server of `tuned serve` (and of the embedded `tuned tune`): thin callback-API
 /// adaptors that turn TuningService calls into TaskManager calls, WorkerService streams into
-/// Dispatcher sessions, and DatabaseService calls into Database reads. The adaptors own the
+/// Dispatcher sessions, and DatabaseService calls into RecordStore reads. The adaptors own the
 /// service edge: token authentication, optional TLS, message-size limits, validation of every
 /// incoming message (INVALID_ARGUMENT with a reason), and the Status ↔ grpc::Status mapping.
 /// gRPC health checking and server reflection are enabled and need no token.
@@ -23,7 +23,7 @@ class Service;
 }  // namespace grpc
 
 namespace tuned::db {
-class Database;
+class RecordStore;
 }
 namespace tuned::dispatch {
 class Dispatcher;
@@ -54,7 +54,7 @@ struct ServerOptions {
 struct ServerComponents {
   tasks::TaskManager* tasks = nullptr;         // TuningService
   dispatch::Dispatcher* dispatcher = nullptr;  // WorkerService
-  db::Database* database = nullptr;            // DatabaseService
+  db::RecordStore* database = nullptr;         // DatabaseService
 };
 
 class TunedServer {

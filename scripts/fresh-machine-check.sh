@@ -33,6 +33,7 @@ while (($#)); do
 done
 [ "$(id -u)" -eq 0 ] || { echo "fresh-machine-check: must run as root (debootstrap, chroot, mount)" >&2; exit 2; }
 work=$(realpath -m "$work")
+commit=$(git -C "$repo" rev-parse --short HEAD)  # what the clone below gets
 root=$work/root
 cache=$work/debs
 mkdir -p "$work" "$cache"
@@ -150,7 +151,7 @@ step "installed prefix, no build tree" installed_prefix_works
 if ((no_baselines)); then step "test command without baselines" without_baselines; fi
 
 echo
-echo "fresh-machine check passed (Debian 12 minbase root, clean clone of $(git -C "$repo" rev-parse --short HEAD)):"
+echo "fresh-machine check passed (Debian 12 minbase root, clean clone of $commit):"
 for name in "debootstrap + clone" "README command 1" "README command 2" \
             "installed prefix, no build tree" "test command without baselines"; do
   if [ -n "${seconds[$name]:-}" ]; then printf '  %-34s %6s s\n' "$name" "${seconds[$name]}"; fi

@@ -1,8 +1,6 @@
 #include "rpc/database_client.h"
 
-#include <grpcpp/grpcpp.h>
-
-#include "rpc/grpc_status.h"
+#include "rpc/unary_call_internal.h"
 #include "tuned/v1/database_service.grpc.pb.h"
 
 namespace tuned::rpc {
@@ -25,32 +23,26 @@ StatusOr<v1::BestRecordsResponse> DatabaseClient::BestRecords(const std::string&
   request.set_workload_key(workload_key);
   request.set_target(target);
   request.set_limit(limit);
-  v1::BestRecordsResponse response;
-  grpc::ClientContext context;
-  PrepareCall(context, connection_, deadline_ms_);
-  TUNED_RETURN_IF_ERROR(FromGrpcStatus(stub_->stub->BestRecords(&context, request, &response),
-                                       "best records from " + connection_.name));
-  return response;
+  return UnaryCall<v1::BestRecordsResponse>(*stub_->stub, &v1::DatabaseService::Stub::BestRecords,
+                                            request, connection_, deadline_ms_,
+                                            "best records from " + connection_.name);
 }
 
 StatusOr<v1::ListRecordsResponse> DatabaseClient::ListRecords(
     const v1::ListRecordsRequest& request) {
-  v1::ListRecordsResponse response;
-  grpc::ClientContext context;
-  PrepareCall(context, connection_, deadline_ms_);
-  TUNED_RETURN_IF_ERROR(FromGrpcStatus(stub_->stub->ListRecords(&context, request, &response),
-                                       "records from " + connection_.name));
-  return response;
+  return UnaryCall<v1::ListRecordsResponse>(*stub_->stub, &v1::DatabaseService::Stub::ListRecords,
+                                            request, connection_, deadline_ms_,
+                                            "records from " + connection_.name);
 }
 
 StatusOr<std::vector<std::string>> DatabaseClient::ListTargets(const std::string& workload_key) {
   v1::ListTargetsRequest request;
   request.set_workload_key(workload_key);
-  v1::ListTargetsResponse response;
-  grpc::ClientContext context;
-  PrepareCall(context, connection_, deadline_ms_);
-  TUNED_RETURN_IF_ERROR(FromGrpcStatus(stub_->stub->ListTargets(&context, request, &response),
-                                       "targets from " + connection_.name));
+  TUNED_ASSIGN_OR_RETURN(
+      v1::ListTargetsResponse response,
+      UnaryCall<v1::ListTargetsResponse>(*stub_->stub, &v1::DatabaseService::Stub::ListTargets,
+                                         request, connection_, deadline_ms_,
+                                         "targets from " + connection_.name));
   return std::vector<std::string>(response.targets().begin(), response.targets().end());
 }
 

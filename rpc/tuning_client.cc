@@ -6,6 +6,7 @@
 
 #include "rpc/auth.h"
 #include "rpc/grpc_status.h"
+#include "rpc/unary_call_internal.h"
 #include "tuned/v1/tuning_service.grpc.pb.h"
 
 namespace tuned::rpc {
@@ -21,27 +22,22 @@ TuningClient::TuningClient(Connection connection)
 TuningClient::~TuningClient() = default;
 
 StatusOr<v1::TaskStatus> TuningClient::Submit(const v1::TaskSpec& spec, int timeout_ms) {
-  grpc::ClientContext context;
-  PrepareCall(context, connection_, timeout_ms);
-  // A server that is (re)starting is waited for rather than failed at once.
-  context.set_wait_for_ready(true);
   v1::SubmitTaskRequest request;
   *request.mutable_spec() = spec;
-  v1::SubmitTaskResponse response;
-  TUNED_RETURN_IF_ERROR(FromGrpcStatus(stub_->stub->SubmitTask(&context, request, &response),
-                                       "submitting the task"));
+  // A server that is (re)starting is waited for rather than failed at once.
+  TUNED_ASSIGN_OR_RETURN(
+      v1::SubmitTaskResponse response,
+      UnaryCall<v1::SubmitTaskResponse>(*stub_->stub, &v1::TuningService::Stub::SubmitTask,
+                                        request, connection_, timeout_ms, "submitting the task",
+                                        /*wait_for_ready=*/true));
   return response.status();
 }
 
 StatusOr<v1::TaskStatus> TuningClient::Get(const std::string& task_id, int timeout_ms) {
-  grpc::ClientContext context;
-  PrepareCall(context, connection_, timeout_ms);
   v1::GetTaskRequest request;
   request.set_task_id(task_id);
-  v1::TaskStatus status;
-  TUNED_RETURN_IF_ERROR(FromGrpcStatus(stub_->stub->GetTask(&context, request, &status),
-                                       "reading task " + task_id));
-  return status;
+  return UnaryCall<v1::TaskStatus>(*stub_->stub, &v1::TuningService::Stub::GetTask, request,
+                                   connection_, timeout_ms, "reading task " + task_id);
 }
 
 Status TuningClient::Watch(const std::string& task_id,

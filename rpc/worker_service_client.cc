@@ -1,8 +1,6 @@
 #include "rpc/worker_service_client.h"
 
-#include <grpcpp/grpcpp.h>
-
-#include "rpc/grpc_status.h"
+#include "rpc/unary_call_internal.h"
 #include "tuned/v1/worker_service.grpc.pb.h"
 
 namespace tuned::rpc {
@@ -19,13 +17,9 @@ WorkerServiceClient::WorkerServiceClient(Connection connection, int deadline_ms)
 WorkerServiceClient::~WorkerServiceClient() = default;
 
 StatusOr<v1::ListWorkersResponse> WorkerServiceClient::ListWorkers() {
-  grpc::ClientContext context;
-  PrepareCall(context, connection_, deadline_ms_);
-  v1::ListWorkersResponse response;
-  TUNED_RETURN_IF_ERROR(
-      FromGrpcStatus(stub_->stub->ListWorkers(&context, v1::ListWorkersRequest(), &response),
-                     "listing workers of " + connection_.name));
-  return response;
+  return UnaryCall<v1::ListWorkersResponse>(
+      *stub_->stub, &v1::WorkerService::Stub::ListWorkers, v1::ListWorkersRequest(), connection_,
+      deadline_ms_, "listing workers of " + connection_.name);
 }
 
 }  // namespace tuned::rpc

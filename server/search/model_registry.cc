@@ -68,8 +68,8 @@ struct ModelRegistry::Entry {
   std::unique_ptr<LockedModel> model;
 };
 
-ModelRegistry::ModelRegistry(db::Database* database, ModelFactory make_model)
-    : database_(database), make_model_(std::move(make_model)) {}
+ModelRegistry::ModelRegistry(ModelStores stores, ModelFactory make_model)
+    : stores_(stores), make_model_(std::move(make_model)) {}
 ModelRegistry::~ModelRegistry() = default;
 
 StatusOr<costmodel::CostModel*> ModelRegistry::ForTarget(const SearchContext& context) {
@@ -81,22 +81,24 @@ StatusOr<costmodel::CostModel*> ModelRegistry::ForTarget(const SearchContext& co
                          make_model_ ? make_model_() : costmodel::MakeXgbCostModel());
   auto entry = std::make_unique<Entry>();
   entry->model = std::make_unique<LockedModel>(std::move(fresh));
-  if (database_ != nullptr) {
-    Status loaded = costmodel::LoadLatestSnapshot(*database_, target, *entry->model);
-    if (loaded.ok()) {
-      Logger("search")->info("cost model target='{}' loaded from snapshot, samples={}", target,
-                             entry->model->num_samples());
-    } else if (loaded.code() == StatusCode::kNotFound || loaded.code() == StatusCode::kFailedPrecondition) {
-      auto stats = costmodel::PretrainFromDatabase(*database_, target, *entry->model,
-                                                ModelPretrainOptions(context));
-      if (stats.ok()) {
-        Logger("search")->info("cost model target='{}' pre-trained from records, samples={}", target,
-                               entry->model->num_samples());
-      } else {
-        Logger("search")->warn("cost model target='{}' starts untrained: {}", target, stats.status().message());
-      }
+  Status loaded = stores_.snapshots != nullptr
+                      ? costmodel::LoadLatestSnapshot(*stores_.snapshots, target, *entry->model)
+                      : NotFoundError("no snapshot store");
+  if (loaded.ok()) {
+    Logger("search")->info("cost model target='{}' loaded from snapshot, samples={}", target,
+                           entry->model->num_samples());
+  } else if (loaded.code() != StatusCode::kNotFound &&
+             loaded.code() != StatusCode::kFailedPrecondition) {
+    return loaded;
+  } else if (stores_.records != nullptr) {
+    auto stats = costmodel::PretrainFromDatabase(*stores_.records, target, *entry->model,
+                                                 ModelPretrainOptions(context));
+    if (stats.ok()) {
+      Logger("search")->info("cost model target='{}' pre-trained from records, samples={}",
+                             target, entry->model->num_samples());
     } else {
-      return loaded;
+      Logger("search")->warn("cost model target='{}' starts untrained: {}", target,
+                             stats.status().message());
     }
   }
   costmodel::CostModel* model = entry->model.get();
@@ -105,7 +107,7 @@ StatusOr<costmodel::CostModel*> ModelRegistry::ForTarget(const SearchContext& co
 }
 
 Status ModelRegistry::Save(const std::string& target) {
-  if (database_ == nullptr) return Status::Ok();
+  if (stores_.snapshots == nullptr) return Status::Ok();
   costmodel::CostModel* model;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -114,7 +116,7 @@ Status ModelRegistry::Save(const std::string& target) {
     model = it->second->model.get();
   }
   if (model->num_samples() == 0) return Status::Ok();
-  return costmodel::SaveSnapshot(*database_, target, *model).status();
+  return costmodel::SaveSnapshot(*stores_.snapshots, target, *model).status();
 }
 
 StatusOr<std::unique_ptr<SearchStrategy>> MakeTaskSearch(const SearchContext& context,

@@ -15,7 +15,8 @@
 
 #include "common/status.h"
 #include "server/search/search_strategy.h"
-#include "tuning_db/database.h"
+#include "tuning_db/record_store.h"
+#include "tuning_db/snapshot_store.h"
 #include "tuned/v1/task.pb.h"
 
 namespace tuned::costmodel {
@@ -24,14 +25,21 @@ class CostModel;
 
 namespace tuned::search {
 
+/// Where models persist: their snapshots, and the records a new model is pre-trained from.
+/// Both null: models live only in memory.
+struct ModelStores {
+  db::SnapshotStore* snapshots = nullptr;
+  db::RecordStore* records = nullptr;
+};
+
 class ModelRegistry {
  public:
   /// Makes the empty model of a target seen for the first time.
   using ModelFactory = std::function<StatusOr<std::unique_ptr<costmodel::CostModel>>()>;
 
-  /// `database` may be null (models then live only in memory); it must outlive the registry.
-  /// Models are XGBoost models unless `make_model` is given (a test that watches the model).
-  explicit ModelRegistry(db::Database* database, ModelFactory make_model = {});
+  /// The stores must outlive the registry. Models are XGBoost models unless `make_model` is
+  /// given (a test that watches the model).
+  explicit ModelRegistry(ModelStores stores, ModelFactory make_model = {});
   ~ModelRegistry();
 
   /// The model of `context.target` (thread-safe; calls on it are serialized). A new model is
@@ -42,7 +50,7 @@ class ModelRegistry {
 
  private:
   struct Entry;
-  db::Database* database_;
+  ModelStores stores_;
   ModelFactory make_model_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Entry>> models_;

@@ -26,7 +26,8 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
   tasks::TaskManagerOptions options;
   // The search of every task: evolutionary with the target's shared, persisted cost model
   // (or random sampling when a task asks for it).
-  stack->models_ = std::make_unique<search::ModelRegistry>(stack->database_.get());
+  stack->models_ = std::make_unique<search::ModelRegistry>(
+      search::ModelStores{stack->database_.get(), stack->database_.get()});
   options.strategy_factory = [models = stack->models_.get()](const search::SearchContext& context,
                                                              const v1::SearchOptions& search_options) {
     return search::MakeTaskSearch(context, search_options, *models);
@@ -34,8 +35,8 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
   options.default_measure = worker::DefaultMeasureConfig();
   options.canonicalize_target = CanonicalTarget;
   if (auto host = codegen::HostCpuTarget(); host.ok()) options.default_target = host->ToString();
-  stack->tasks_ = std::make_unique<tasks::TaskManager>(*stack->database_, *stack->dispatcher_,
-                                                       std::move(options));
+  stack->tasks_ = std::make_unique<tasks::TaskManager>(*stack->database_, *stack->database_,
+                                                       *stack->dispatcher_, std::move(options));
   if (config.resume_tasks) {
     TUNED_ASSIGN_OR_RETURN(stack->resumed_, stack->tasks_->ResumeUnfinished());
   }

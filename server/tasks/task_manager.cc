@@ -42,9 +42,10 @@ Status ValidateMeasure(const v1::MeasureConfig& m) {
 
 }  // namespace
 
-TaskManager::TaskManager(db::Database& database, dispatch::Dispatcher& dispatcher,
+TaskManager::TaskManager(db::TaskStore& tasks, db::RecordStore& records,
+                         dispatch::Dispatcher& dispatcher,
                          TaskManagerOptions options)
-    : database_(database), dispatcher_(dispatcher), options_(std::move(options)) {}
+    : tasks_(tasks), records_(records), dispatcher_(dispatcher), options_(std::move(options)) {}
 
 TaskManager::~TaskManager() { Stop(); }
 
@@ -110,7 +111,7 @@ StatusOr<v1::TaskSpec> TaskManager::NormalizeSpec(v1::TaskSpec spec) const {
 StatusOr<int> TaskManager::ResumeUnfinished() {
   int resumed = 0;
   for (v1::TaskState state : {v1::TASK_STATE_PENDING, v1::TASK_STATE_RUNNING}) {
-    TUNED_ASSIGN_OR_RETURN(std::vector<v1::TaskStatus> tasks, database_.ListTasks(state));
+    TUNED_ASSIGN_OR_RETURN(std::vector<v1::TaskStatus> tasks, tasks_.ListTasks(state));
     for (const v1::TaskStatus& status : tasks) {
       Logger("tasks")->info("task resumed task={} trials={}/{}", status.task_id(),
                             status.trials_done(), status.spec().trial_budget());
@@ -128,7 +129,7 @@ StatusOr<v1::TaskStatus> TaskManager::Submit(v1::TaskSpec spec) {
   *status.mutable_spec() = std::move(normalized);
   status.set_state(v1::TASK_STATE_PENDING);
   status.set_updated_unix_ms(UnixMs());
-  TUNED_RETURN_IF_ERROR(database_.SaveTask(status));
+  TUNED_RETURN_IF_ERROR(tasks_.SaveTask(status));
   Logger("tasks")->info("task submitted task={} workload='{}' target='{}' budget={}",
                         status.task_id(), status.spec().workload_spec(),
                         status.spec().target().target(), status.spec().trial_budget());
@@ -151,7 +152,7 @@ StatusOr<v1::TaskStatus> TaskManager::Get(const std::string& task_id) {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = runners_.find(task_id); it != runners_.end()) return it->second->Snapshot();
   }
-  auto loaded = database_.LoadTask(task_id);
+  auto loaded = tasks_.LoadTask(task_id);
   if (!loaded.ok() && loaded.status().code() == StatusCode::kNotFound) {
     return NotFoundError("no task '" + task_id + "'");
   }
@@ -159,7 +160,7 @@ StatusOr<v1::TaskStatus> TaskManager::Get(const std::string& task_id) {
 }
 
 StatusOr<std::vector<v1::TaskStatus>> TaskManager::List(std::optional<v1::TaskState> state) {
-  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TaskStatus> tasks, database_.ListTasks(state));
+  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TaskStatus> tasks, tasks_.ListTasks(state));
   // Running tasks: the in-memory status is the newest.
   std::lock_guard<std::mutex> lock(mu_);
   for (v1::TaskStatus& task : tasks) {
@@ -185,7 +186,7 @@ StatusOr<v1::TaskStatus> TaskManager::Cancel(const std::string& task_id) {
   }
   status.set_state(v1::TASK_STATE_CANCELLED);
   status.set_updated_unix_ms(UnixMs());
-  TUNED_RETURN_IF_ERROR(database_.SaveTask(status));
+  TUNED_RETURN_IF_ERROR(tasks_.SaveTask(status));
   Publish(status);
   return status;
 }

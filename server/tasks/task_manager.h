@@ -34,7 +34,8 @@
 #include "server/dispatch/dispatcher.h"
 #include "server/search/search_strategy.h"
 #include "tuned/v1/task.pb.h"
-#include "tuning_db/database.h"
+#include "tuning_db/record_store.h"
+#include "tuning_db/task_store.h"
 
 namespace tuned::tasks {
 
@@ -65,8 +66,10 @@ using TaskWatcher = std::function<void(const v1::TaskStatus&)>;
 
 class TaskManager {
  public:
-  /// `database` and `dispatcher` must outlive this object.
-  TaskManager(db::Database& database, dispatch::Dispatcher& dispatcher, TaskManagerOptions options);
+  /// `tasks` (the tasks' states), `records` (the results they produce) and `dispatcher` must
+  /// outlive this object.
+  TaskManager(db::TaskStore& tasks, db::RecordStore& records, dispatch::Dispatcher& dispatcher,
+              TaskManagerOptions options);
   /// Stops every task thread (see Stop).
   ~TaskManager();
   TaskManager(const TaskManager&) = delete;
@@ -103,7 +106,8 @@ class TaskManager {
   void StartRunner(const v1::TaskStatus& status);
   void Publish(const v1::TaskStatus& status);
 
-  db::Database& database_;
+  db::TaskStore& tasks_;
+  db::RecordStore& records_;
   dispatch::Dispatcher& dispatcher_;
   const TaskManagerOptions options_;
 

@@ -126,7 +126,7 @@ v1::TaskStatus TaskManager::Runner::Snapshot() {
 }
 
 Status TaskManager::Runner::SaveAndPublish(std::unique_lock<std::mutex>& lock) {
-  Status saved = manager_.database_.SaveTask(status_);
+  Status saved = manager_.tasks_.SaveTask(status_);
   v1::TaskStatus copy = status_;
   lock.unlock();
   manager_.Publish(copy);
@@ -171,13 +171,13 @@ void TaskManager::Runner::Run() {
 Status TaskManager::Runner::RunSearch() {
   const v1::TaskSpec spec = Snapshot().spec();
   const std::string task_id = Snapshot().task_id();
-  db::Database& database = manager_.database_;
+  db::RecordStore& records = manager_.records_;
 
   TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(spec.workload_spec()));
   auto workload = std::make_shared<const ir::Workload>(std::move(parsed));
   workload_proto_ = WorkloadToProto(*workload);
   TUNED_ASSIGN_OR_RETURN(default_schedule_hash_, DefaultScheduleHash(workload));
-  TUNED_RETURN_IF_ERROR(database.PutWorkload(workload_proto_));
+  TUNED_RETURN_IF_ERROR(records.PutWorkload(workload_proto_));
 
   search::SearchContext context;
   context.workload = workload;
@@ -186,12 +186,12 @@ Status TaskManager::Runner::RunSearch() {
   context.num_cores = parsed_target.num_cores;
   context.vector_lanes = parsed_target.Fp32VectorLanes();
   context.seed = spec.search().seed();
-  context.database = &database;
+  context.database = &records;
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<search::SearchStrategy> strategy,
                          manager_.options_.strategy_factory(context, spec.search()));
 
   // Resume: what this task already stored counts against its budget and teaches the strategy.
-  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> previous, database.TaskRecords(task_id));
+  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> previous, records.TaskRecords(task_id));
   std::vector<search::MeasuredCandidate> replay;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -289,7 +289,7 @@ Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
   *record.mutable_config() = status_.spec().measure();
   record.set_tuner_version(kTunedVersion);
   record.set_task_id(status_.task_id());
-  auto id = manager_.database_.InsertRecord(record);
+  auto id = manager_.records_.InsertRecord(record);
   if (!id.ok()) return id.status().WithContext("storing the result of job " + result.job_id());
   record.set_record_id(*id);
   status_.set_trials_done(status_.trials_done() + 1);

@@ -113,7 +113,7 @@ class WatchedModel : public costmodel::CostModel {
 TEST_F(CandidateFeaturesTest, PretrainTimeFeaturesEqualSearchTimeFeatures) {
   StoreMeasuredRecords(32);
   WatchedModel::Seen seen;
-  ModelRegistry models(db_.get(), [&seen]() -> StatusOr<std::unique_ptr<costmodel::CostModel>> {
+  ModelRegistry models({db_.get(), db_.get()}, [&seen]() -> StatusOr<std::unique_ptr<costmodel::CostModel>> {
     TUNED_ASSIGN_OR_RETURN(auto xgb, costmodel::MakeXgbCostModel());
     return std::unique_ptr<costmodel::CostModel>(new WatchedModel(std::move(xgb), seen));
   });

@@ -99,7 +99,7 @@ TEST_F(MeasuredFilterTest, NoStrategyProposesATraceTheDatabaseHolds) {
   auto model = costmodel::MakeXgbCostModel();
   ASSERT_TRUE(model.ok());
   using Factory = std::function<StatusOr<std::unique_ptr<SearchStrategy>>(const SearchContext&)>;
-  ModelRegistry registry(nullptr);
+  ModelRegistry registry({});
   v1::SearchOptions evolutionary_task;
   const std::vector<std::pair<std::string, Factory>> strategies = {
       {"random", [](const SearchContext& c) { return MakeRandomSearch(c); }},

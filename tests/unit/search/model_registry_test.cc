@@ -56,13 +56,13 @@ class ModelRegistryTest : public ::testing::Test {
 
 TEST_F(ModelRegistryTest, ModelIsSavedAfterBatchesAndTransfersToTheNextTask) {
   {
-    ModelRegistry models(db_.get());
+    ModelRegistry models({db_.get(), db_.get()});
     auto search = MakeTaskSearch(ctx_, v1::SearchOptions(), models);
     ASSERT_TRUE(search.ok()) << search.status().message();
     RunBatches(**search, 2);
     EXPECT_EQ((*models.ForTarget(ctx_))->num_samples(), 32);
   }
-  ModelRegistry restarted(db_.get());
+  ModelRegistry restarted({db_.get(), db_.get()});
   auto model = restarted.ForTarget(ctx_);
   ASSERT_TRUE(model.ok());
   EXPECT_EQ((*model)->num_samples(), 32) << "the new task starts from the saved snapshot";
@@ -75,7 +75,7 @@ TEST_F(ModelRegistryTest, ModelIsSavedAfterBatchesAndTransfersToTheNextTask) {
 }
 
 TEST_F(ModelRegistryTest, EveryTaskMeasuresTheDefaultScheduleFirst) {
-  ModelRegistry models(db_.get());
+  ModelRegistry models({db_.get(), db_.get()});
   for (const char* strategy : {"evolutionary", "random"}) {
     v1::SearchOptions options;
     options.set_strategy(strategy);
@@ -95,7 +95,7 @@ TEST_F(ModelRegistryTest, StrategyOptionChoosesTheSearch) {
   // The evolutionary search (the default) teaches the target's shared model; the random search
   // learns nothing.
   for (const char* strategy : {"random", "evolutionary", ""}) {
-    ModelRegistry models(nullptr);
+    ModelRegistry models({});
     v1::SearchOptions options;
     options.set_strategy(strategy);
     auto search = MakeTaskSearch(ctx_, options, models);
@@ -104,7 +104,7 @@ TEST_F(ModelRegistryTest, StrategyOptionChoosesTheSearch) {
     EXPECT_EQ((*models.ForTarget(ctx_))->num_samples(), std::string(strategy) == "random" ? 0 : 16)
         << "strategy '" << strategy << "'";
   }
-  ModelRegistry models(nullptr);
+  ModelRegistry models({});
   v1::SearchOptions bad;
   bad.set_strategy("annealing");
   auto refused = MakeTaskSearch(ctx_, bad, models);

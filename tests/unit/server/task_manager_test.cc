@@ -17,6 +17,7 @@
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/pipeline.h"
 #include "server/search/model_registry.h"
+#include "tuning_db/database.h"
 #include "tuning_db/trace_hash.h"
 
 namespace tuned::tasks {
@@ -189,7 +190,7 @@ class TaskManagerTest : public ::testing::Test {
 TEST_F(TaskManagerTest, StoresEveryResultOnceAndSucceeds) {
   dispatch::Dispatcher dispatcher;
   EchoWorker worker(dispatcher);
-  TaskManager manager(*database_, dispatcher, Options());
+  TaskManager manager(*database_, *database_, dispatcher, Options());
   auto submitted = manager.Submit(Spec(10));
   ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
   v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
@@ -234,7 +235,7 @@ TEST_F(TaskManagerTest, ResumedTaskSkipsTracesItAlreadyMeasured) {
 
   dispatch::Dispatcher dispatcher;
   EchoWorker worker(dispatcher);
-  TaskManager manager(*database_, dispatcher, Options());
+  TaskManager manager(*database_, *database_, dispatcher, Options());
   auto resumed = manager.ResumeUnfinished();
   ASSERT_TRUE(resumed.ok());
   EXPECT_EQ(*resumed, 1);
@@ -259,13 +260,13 @@ TEST_F(TaskManagerTest, SpeedUpIsMeasuredAgainstTheDefaultSchedule) {
   // program `tuned compile` builds without a record — and its time is the task's baseline.
   dispatch::Dispatcher dispatcher;
   EchoWorker worker(dispatcher);
-  search::ModelRegistry models(database_.get());
+  search::ModelRegistry models({database_.get(), database_.get()});
   TaskManagerOptions options = Options();
   options.strategy_factory = [&models](const search::SearchContext& context,
                                        const v1::SearchOptions& search_options) {
     return search::MakeTaskSearch(context, search_options, models);
   };
-  TaskManager manager(*database_, dispatcher, options);
+  TaskManager manager(*database_, *database_, dispatcher, options);
   v1::TaskSpec spec = Spec(6);
   spec.mutable_search()->set_strategy("random");
   auto submitted = manager.Submit(spec);
@@ -289,7 +290,7 @@ TEST_F(TaskManagerTest, SpeedUpIsMeasuredAgainstTheDefaultSchedule) {
 
 TEST_F(TaskManagerTest, RejectsInvalidSpecsWithReasons) {
   dispatch::Dispatcher dispatcher;
-  TaskManager manager(*database_, dispatcher, Options());
+  TaskManager manager(*database_, *database_, dispatcher, Options());
   v1::TaskSpec bad = Spec(4);
   bad.set_workload_spec("matmul(M=8");
   auto status = manager.Submit(bad);
@@ -312,7 +313,7 @@ TEST_F(TaskManagerTest, RejectsInvalidSpecsWithReasons) {
 
 TEST_F(TaskManagerTest, TargetsAreParsedOnceAtSubmission) {
   dispatch::Dispatcher dispatcher;  // No worker: the jobs stay queued.
-  TaskManager manager(*database_, dispatcher, Options());
+  TaskManager manager(*database_, *database_, dispatcher, Options());
   struct Refused {
     const char* target;
     const char* message;
@@ -354,7 +355,7 @@ TEST_F(TaskManagerTest, TargetsAreParsedOnceAtSubmission) {
 
 TEST_F(TaskManagerTest, CancelStopsTaskAndFinalTaskCannotBeCancelled) {
   dispatch::Dispatcher dispatcher;  // No worker: the jobs stay queued.
-  TaskManager manager(*database_, dispatcher, Options());
+  TaskManager manager(*database_, *database_, dispatcher, Options());
   auto submitted = manager.Submit(Spec(4));
   ASSERT_TRUE(submitted.ok());
   auto cancelled = manager.Cancel(submitted->task_id());

@@ -1,4 +1,4 @@
-// The measurement worker's stability and overhead (docs/architecture.md, "Measurement worker").
+// The measurement worker's stability and overhead (docs/worker.md).
 //
 //   build/bench/tuned_measure_bench [--quick]
 //

@@ -5,7 +5,7 @@
 /// The measurement engine: turns a MeasureJob (workload + target + trace + protocol) into a
 /// MeasureResult by building the candidate (replay, lower, LLVM JIT), running it isolated from
 /// the worker, checking its output against the workload's reference and timing it with the
-/// protocol of docs/architecture.md. Used by `tuned-worker` (over gRPC) and by the embedded
+/// protocol of docs/worker.md. Used by `tuned-worker` (over gRPC) and by the embedded
 /// `tuned tune` alike; it knows nothing of the search or the server.
 ///
 /// Candidate failures are results, not errors: COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT and
@@ -80,7 +80,7 @@ class MeasurementEngine {
 /// Starts an engine (probing the device, starting its threads).
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options);
 
-/// The measurement protocol's defaults (see docs/architecture.md, "Measurement protocol").
+/// The measurement protocol's defaults (see docs/worker.md).
 v1::MeasureConfig DefaultMeasureConfig();
 
 }  // namespace tuned::worker

@@ -7,7 +7,7 @@
 /// and kept for the next candidates of the same workload (a tuning task measures thousands),
 /// least recently used first out.
 ///
-/// Where the reference comes from (docs/architecture.md, "Measurement worker"): workloads of at
+/// Where the reference comes from (docs/worker.md): workloads of at
 /// most `max_evaluator_flops` use the float64 evaluator (compiler/ir/evaluator.h, exact but
 /// interpreted); larger ones run the unscheduled program compiled by the JIT, in a
 /// child like any candidate, because the evaluator would take minutes on them. Inputs are

@@ -11,8 +11,7 @@
 /// lives in this process's JIT, so a fork hands it to the child for free, while a helper would
 /// have to receive an object file and link or JIT it again (milliseconds per candidate); a fork
 /// of the worker costs well under a millisecond (bench/measure_bench.cc, "fork_us"), and a
-/// helper killed by a crashing kernel would need restarting anyway. See docs/architecture.md,
-/// "Measurement worker".
+/// helper killed by a crashing kernel would need restarting anyway. See docs/worker.md.
 ///
 /// Fork-safety contract: call RunInChild only from a thread that has never run an OpenMP
 /// parallel region in this process (libgomp keeps its thread pool per master thread and its

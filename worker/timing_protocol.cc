@@ -27,7 +27,7 @@ void FlushCaches(uint8_t* flush, size_t bytes) {
 }  // namespace
 
 v1::MeasureConfig DefaultMeasureConfig() {
-  // The figures behind each default are in docs/architecture.md, "Measurement worker".
+  // The figures behind each default are in docs/worker.md.
   v1::MeasureConfig config;
   config.set_protocol_version(kProtocolVersion);
   config.set_warmup(1);

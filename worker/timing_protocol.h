@@ -2,8 +2,7 @@
 #define TUNED_WORKER_TIMING_PROTOCOL_H_
 
 /// \file
-/// The measurement protocol (DESIGN.md, "Measurement protocol"; docs/architecture.md,
-/// "Measurement worker"), version kProtocolVersion, as it runs inside the measurement child:
+/// The measurement protocol (DESIGN.md, "Measurement protocol"; docs/worker.md), version kProtocolVersion, as it runs inside the measurement child:
 ///
 ///   1. `warmup` untimed runs;
 ///   2. calibration: `number` (starting at config.number) grows until `number` back-to-back runs

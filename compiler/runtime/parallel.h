@@ -9,7 +9,7 @@
 ///
 /// The launch runs on the OpenMP runtime the toolchain ships (libgomp with GCC, libomp with
 /// clang) through `#pragma omp parallel`, i.e. GOMP_parallel / __kmpc_fork_call. Its pool of
-/// threads is created once and reused; docs/architecture.md ("LLVM code generation") gives the
+/// threads is created once and reused; docs/codegen_llvm.md gives the
 /// launch-overhead figures that decided for it over a home-made pool.
 
 #include <cstddef>

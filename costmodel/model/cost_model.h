@@ -86,7 +86,7 @@ enum class XgbObjective {
 
 struct XgbOptions {
   /// Default chosen by bench/costmodel_bench (held-out Spearman and top-k recall on measured
-  /// matmul and conv2d candidates); see docs/architecture.md "Cost model".
+  /// matmul and conv2d candidates); see docs/costmodel.md.
   XgbObjective objective = XgbObjective::kRegression;
   /// Boosting rounds per (re)training; every Update retrains from scratch on all samples.
   int num_rounds = 60;

@@ -20,7 +20,7 @@
 /// / `tuned_runtime_free` (compiler/runtime/parallel.h), so an object file links against
 /// tuned_runtime (and the OpenMP runtime) plus libm.
 ///
-/// Translation rules (see docs/architecture.md, "LLVM code generation"):
+/// Translation rules (see docs/codegen_llvm.md):
 /// - index arithmetic is 64-bit; buffers are addressed through their flattened row-major offset;
 /// - `vectorized` loops of constant extent become LLVM vector instructions when lanes may run in
 ///   lockstep (loop_analysis.h, VectorizeBlocker): unit-stride accesses are vector loads/stores,

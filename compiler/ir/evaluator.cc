@@ -56,89 +56,88 @@ int64_t ExprEvaluator::Offset(const HostTensor& tensor, const std::vector<Expr>&
   return offset;
 }
 
-double ExprEvaluator::Eval(const Expr& e) {
-  switch (e->kind) {
-    case ExprKind::kIntImm: return double(e.as<IntImm>()->value);
-    case ExprKind::kFloatImm: return e.as<FloatImm>()->value;
-    case ExprKind::kVar: {
-      auto it = vars.find(e.as<VarNode>());
-      if (it == vars.end()) {
-        Fail(InternalError("unbound variable " + e.as<VarNode>()->name));
-        return 0;
+double ExprEvaluator::VisitIntImm(const IntImm* op) { return double(op->value); }
+
+double ExprEvaluator::VisitFloatImm(const FloatImm* op) { return op->value; }
+
+double ExprEvaluator::VisitVar(const VarNode* op) {
+  auto it = vars.find(op);
+  if (it == vars.end()) {
+    Fail(InternalError("unbound variable " + op->name));
+    return 0;
+  }
+  return double(it->second);
+}
+
+double ExprEvaluator::VisitBinary(const Binary* op) {
+  double a = Eval(op->a);
+  // && and || short-circuit like C.
+  if (op->op == BinaryOp::kAnd && a == 0) return 0;
+  if (op->op == BinaryOp::kOr && a != 0) return 1;
+  double b = Eval(op->b);
+  bool is_int = op->a.type().is_int() || op->a.type().is_bool();
+  int64_t x = int64_t(a), y = int64_t(b);
+  switch (op->op) {
+    case BinaryOp::kAdd: return is_int ? double(x + y) : a + b;
+    case BinaryOp::kSub: return is_int ? double(x - y) : a - b;
+    case BinaryOp::kMul: return is_int ? double(x * y) : a * b;
+    case BinaryOp::kDiv:
+      if (is_int) {
+        if (y == 0) return Fail(InvalidArgumentError("integer division by zero")), 0;
+        return double(x / y);
       }
-      return double(it->second);
-    }
-    case ExprKind::kBinary: {
-      const Binary* op = e.as<Binary>();
-      double a = Eval(op->a);
-      // && and || short-circuit like C.
-      if (op->op == BinaryOp::kAnd && a == 0) return 0;
-      if (op->op == BinaryOp::kOr && a != 0) return 1;
-      double b = Eval(op->b);
-      bool is_int = op->a.type().is_int() || op->a.type().is_bool();
-      int64_t x = int64_t(a), y = int64_t(b);
-      switch (op->op) {
-        case BinaryOp::kAdd: return is_int ? double(x + y) : a + b;
-        case BinaryOp::kSub: return is_int ? double(x - y) : a - b;
-        case BinaryOp::kMul: return is_int ? double(x * y) : a * b;
-        case BinaryOp::kDiv:
-          if (is_int) {
-            if (y == 0) return Fail(InvalidArgumentError("integer division by zero")), 0;
-            return double(x / y);
-          }
-          return a / b;
-        case BinaryOp::kFloorDiv:
-          if (y == 0) return Fail(InvalidArgumentError("floordiv by zero")), 0;
-          return is_int ? double(FloorDivInt(x, y)) : std::floor(a / b);
-        case BinaryOp::kFloorMod:
-          if (y == 0) return Fail(InvalidArgumentError("floormod by zero")), 0;
-          return is_int ? double(x - FloorDivInt(x, y) * y) : a - std::floor(a / b) * b;
-        case BinaryOp::kMin: return std::min(a, b);
-        case BinaryOp::kMax: return std::max(a, b);
-        case BinaryOp::kEQ: return a == b;
-        case BinaryOp::kNE: return a != b;
-        case BinaryOp::kLT: return a < b;
-        case BinaryOp::kLE: return a <= b;
-        case BinaryOp::kGT: return a > b;
-        case BinaryOp::kGE: return a >= b;
-        case BinaryOp::kAnd: return b != 0;
-        case BinaryOp::kOr: return b != 0;
-      }
-      return 0;
-    }
-    case ExprKind::kNot: return Eval(e.as<Not>()->a) == 0 ? 1 : 0;
-    case ExprKind::kSelect: {
-      const Select* op = e.as<Select>();
-      return Eval(op->cond) != 0 ? Eval(op->true_value) : Eval(op->false_value);
-    }
-    case ExprKind::kCast: {
-      double v = Eval(e.as<Cast>()->value);
-      if (e->type.is_int() && e.as<Cast>()->value.type().is_float()) v = std::trunc(v);
-      return RoundToType(v, e->type);
-    }
-    case ExprKind::kLoad: {
-      const Load* op = e.as<Load>();
-      auto it = tensors.find(op->buffer.get());
-      if (it == tensors.end()) {
-        Fail(InternalError("load of unbound buffer " + op->buffer->name));
-        return 0;
-      }
-      int64_t offset = Offset(*it->second, op->indices);
-      return offset < 0 ? 0 : it->second->data[offset];
-    }
-    case ExprKind::kCall: {
-      const Call* op = e.as<Call>();
-      double a = Eval(op->args[0]);
-      switch (op->op) {
-        case Intrinsic::kExp: return std::exp(a);
-        case Intrinsic::kLog: return std::log(a);
-        case Intrinsic::kSqrt: return std::sqrt(a);
-        case Intrinsic::kTanh: return std::tanh(a);
-        case Intrinsic::kFabs: return std::fabs(a);
-        case Intrinsic::kSigmoid: return 1.0 / (1.0 + std::exp(-a));
-      }
-      return 0;
-    }
+      return a / b;
+    case BinaryOp::kFloorDiv:
+      if (y == 0) return Fail(InvalidArgumentError("floordiv by zero")), 0;
+      return is_int ? double(FloorDivInt(x, y)) : std::floor(a / b);
+    case BinaryOp::kFloorMod:
+      if (y == 0) return Fail(InvalidArgumentError("floormod by zero")), 0;
+      return is_int ? double(x - FloorDivInt(x, y) * y) : a - std::floor(a / b) * b;
+    case BinaryOp::kMin: return std::min(a, b);
+    case BinaryOp::kMax: return std::max(a, b);
+    case BinaryOp::kEQ: return a == b;
+    case BinaryOp::kNE: return a != b;
+    case BinaryOp::kLT: return a < b;
+    case BinaryOp::kLE: return a <= b;
+    case BinaryOp::kGT: return a > b;
+    case BinaryOp::kGE: return a >= b;
+    case BinaryOp::kAnd: return b != 0;
+    case BinaryOp::kOr: return b != 0;
+  }
+  return 0;
+}
+
+double ExprEvaluator::VisitNot(const Not* op) { return Eval(op->a) == 0 ? 1 : 0; }
+
+double ExprEvaluator::VisitSelect(const Select* op) {
+  return Eval(op->cond) != 0 ? Eval(op->true_value) : Eval(op->false_value);
+}
+
+double ExprEvaluator::VisitCast(const Cast* op) {
+  double v = Eval(op->value);
+  if (op->type.is_int() && op->value.type().is_float()) v = std::trunc(v);
+  return RoundToType(v, op->type);
+}
+
+double ExprEvaluator::VisitLoad(const Load* op) {
+  auto it = tensors.find(op->buffer.get());
+  if (it == tensors.end()) {
+    Fail(InternalError("load of unbound buffer " + op->buffer->name));
+    return 0;
+  }
+  int64_t offset = Offset(*it->second, op->indices);
+  return offset < 0 ? 0 : it->second->data[offset];
+}
+
+double ExprEvaluator::VisitCall(const Call* op) {
+  double a = Eval(op->args[0]);
+  switch (op->op) {
+    case Intrinsic::kExp: return std::exp(a);
+    case Intrinsic::kLog: return std::log(a);
+    case Intrinsic::kSqrt: return std::sqrt(a);
+    case Intrinsic::kTanh: return std::tanh(a);
+    case Intrinsic::kFabs: return std::fabs(a);
+    case Intrinsic::kSigmoid: return 1.0 / (1.0 + std::exp(-a));
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/ir/expr_functor.h"
 #include "compiler/ir/workload.h"
 
 namespace tuned::ir {
@@ -29,12 +30,12 @@ struct HostTensor {
 double RoundToType(double value, DataType type);
 
 /// Evaluates expressions; out-of-bounds loads and unbound variables become an error.
-class ExprEvaluator {
+class ExprEvaluator : private ExprFunctor<double(const Expr&)> {
  public:
   std::unordered_map<const VarNode*, int64_t> vars;
   std::unordered_map<const BufferNode*, HostTensor*> tensors;
 
-  double Eval(const Expr& e);
+  double Eval(const Expr& e) { return VisitExpr(e); }
   /// Row-major offset of `indices` in `tensor`, or -1 (with an error recorded) if out of bounds.
   int64_t Offset(const HostTensor& tensor, const std::vector<Expr>& indices);
   void Fail(Status status) {
@@ -43,6 +44,16 @@ class ExprEvaluator {
   const Status& error() const { return error_; }
 
  private:
+  double VisitIntImm(const IntImm* op) override;
+  double VisitFloatImm(const FloatImm* op) override;
+  double VisitVar(const VarNode* op) override;
+  double VisitBinary(const Binary* op) override;
+  double VisitNot(const Not* op) override;
+  double VisitSelect(const Select* op) override;
+  double VisitCast(const Cast* op) override;
+  double VisitLoad(const Load* op) override;
+  double VisitCall(const Call* op) override;
+
   Status error_;
 };
 

@@ -4,30 +4,6 @@
 
 namespace tuned::ir {
 
-void IRVisitor::Visit(const Expr& e) {
-  switch (e->kind) {
-    case ExprKind::kIntImm: return VisitIntImm(e.as<IntImm>());
-    case ExprKind::kFloatImm: return VisitFloatImm(e.as<FloatImm>());
-    case ExprKind::kVar: return VisitVar(e.as<VarNode>());
-    case ExprKind::kBinary: return VisitBinary(e.as<Binary>());
-    case ExprKind::kNot: return VisitNot(e.as<Not>());
-    case ExprKind::kSelect: return VisitSelect(e.as<Select>());
-    case ExprKind::kCast: return VisitCast(e.as<Cast>());
-    case ExprKind::kLoad: return VisitLoad(e.as<Load>());
-    case ExprKind::kCall: return VisitCall(e.as<Call>());
-  }
-}
-
-void IRVisitor::Visit(const Stmt& s) {
-  switch (s->kind) {
-    case StmtKind::kFor: return VisitFor(s.as<For>());
-    case StmtKind::kStore: return VisitStore(s.as<Store>());
-    case StmtKind::kAllocate: return VisitAllocate(s.as<Allocate>());
-    case StmtKind::kIfThenElse: return VisitIfThenElse(s.as<IfThenElse>());
-    case StmtKind::kSeq: return VisitSeq(s.as<Seq>());
-  }
-}
-
 void IRVisitor::VisitBinary(const Binary* op) {
   Visit(op->a);
   Visit(op->b);
@@ -82,32 +58,6 @@ bool IRMutator::MutateIndices(const std::vector<Expr>& in, std::vector<Expr>& ou
     changed |= !out.back().same_as(i);
   }
   return changed;
-}
-
-Expr IRMutator::Mutate(const Expr& e) {
-  switch (e->kind) {
-    case ExprKind::kIntImm: return MutateIntImm(e.as<IntImm>(), e);
-    case ExprKind::kFloatImm: return MutateFloatImm(e.as<FloatImm>(), e);
-    case ExprKind::kVar: return MutateVar(e.as<VarNode>(), e);
-    case ExprKind::kBinary: return MutateBinary(e.as<Binary>(), e);
-    case ExprKind::kNot: return MutateNot(e.as<Not>(), e);
-    case ExprKind::kSelect: return MutateSelect(e.as<Select>(), e);
-    case ExprKind::kCast: return MutateCast(e.as<Cast>(), e);
-    case ExprKind::kLoad: return MutateLoad(e.as<Load>(), e);
-    case ExprKind::kCall: return MutateCall(e.as<Call>(), e);
-  }
-  TUNED_UNREACHABLE("expression kind");
-}
-
-Stmt IRMutator::Mutate(const Stmt& s) {
-  switch (s->kind) {
-    case StmtKind::kFor: return MutateFor(s.as<For>(), s);
-    case StmtKind::kStore: return MutateStore(s.as<Store>(), s);
-    case StmtKind::kAllocate: return MutateAllocate(s.as<Allocate>(), s);
-    case StmtKind::kIfThenElse: return MutateIfThenElse(s.as<IfThenElse>(), s);
-    case StmtKind::kSeq: return MutateSeq(s.as<Seq>(), s);
-  }
-  TUNED_UNREACHABLE("statement kind");
 }
 
 Expr IRMutator::MutateBinary(const Binary* op, const Expr& self) {

@@ -7,42 +7,44 @@
 ///
 /// Both have one hook per node kind; the default of each visits (or rebuilds) the node's
 /// children, so a pass overrides only the kinds it cares about and calls the base hook to keep
-/// descending. Visit/Mutate are the only places that switch over node kinds.
+/// descending. Both dispatch through ExprFunctor/StmtFunctor (expr_functor.h), the one place
+/// that switches over node kinds; a pass that computes a value per node derives from those.
 
 #include <unordered_map>
 
+#include "compiler/ir/expr_functor.h"
 #include "compiler/ir/ir.h"
 
 namespace tuned::ir {
 
-class IRVisitor {
+class IRVisitor : protected ExprFunctor<void(const Expr&)>, protected StmtFunctor<void(const Stmt&)> {
  public:
-  virtual ~IRVisitor() = default;
-  virtual void Visit(const Expr& e);
-  virtual void Visit(const Stmt& s);
+  virtual void Visit(const Expr& e) { VisitExpr(e); }
+  virtual void Visit(const Stmt& s) { VisitStmt(s); }
 
  protected:
-  virtual void VisitIntImm(const IntImm*) {}
-  virtual void VisitFloatImm(const FloatImm*) {}
-  virtual void VisitVar(const VarNode*) {}
-  virtual void VisitBinary(const Binary* op);
-  virtual void VisitNot(const Not* op);
-  virtual void VisitSelect(const Select* op);
-  virtual void VisitCast(const Cast* op);
-  virtual void VisitLoad(const Load* op);
-  virtual void VisitCall(const Call* op);
-  virtual void VisitFor(const For* op);
-  virtual void VisitStore(const Store* op);
-  virtual void VisitAllocate(const Allocate* op);
-  virtual void VisitIfThenElse(const IfThenElse* op);
-  virtual void VisitSeq(const Seq* op);
+  void VisitIntImm(const IntImm*) override {}
+  void VisitFloatImm(const FloatImm*) override {}
+  void VisitVar(const VarNode*) override {}
+  void VisitBinary(const Binary* op) override;
+  void VisitNot(const Not* op) override;
+  void VisitSelect(const Select* op) override;
+  void VisitCast(const Cast* op) override;
+  void VisitLoad(const Load* op) override;
+  void VisitCall(const Call* op) override;
+  void VisitFor(const For* op) override;
+  void VisitStore(const Store* op) override;
+  void VisitAllocate(const Allocate* op) override;
+  void VisitIfThenElse(const IfThenElse* op) override;
+  void VisitSeq(const Seq* op) override;
 };
 
-class IRMutator {
+// The functors' extra argument is the node's own handle, so an unchanged node can return it.
+class IRMutator : private ExprFunctor<Expr(const Expr&, const Expr&)>,
+                  private StmtFunctor<Stmt(const Stmt&, const Stmt&)> {
  public:
-  virtual ~IRMutator() = default;
-  virtual Expr Mutate(const Expr& e);
-  virtual Stmt Mutate(const Stmt& s);
+  virtual Expr Mutate(const Expr& e) { return VisitExpr(e, e); }
+  virtual Stmt Mutate(const Stmt& s) { return VisitStmt(s, s); }
 
  protected:
   virtual Expr MutateIntImm(const IntImm* op, const Expr& self) { return self; }
@@ -61,6 +63,24 @@ class IRMutator {
   virtual Stmt MutateSeq(const Seq* op, const Stmt& self);
   /// Mutates every index; returns true if any changed.
   bool MutateIndices(const std::vector<Expr>& in, std::vector<Expr>& out);
+
+ private:
+  Expr VisitIntImm(const IntImm* op, const Expr& self) final { return MutateIntImm(op, self); }
+  Expr VisitFloatImm(const FloatImm* op, const Expr& self) final { return MutateFloatImm(op, self); }
+  Expr VisitVar(const VarNode* op, const Expr& self) final { return MutateVar(op, self); }
+  Expr VisitBinary(const Binary* op, const Expr& self) final { return MutateBinary(op, self); }
+  Expr VisitNot(const Not* op, const Expr& self) final { return MutateNot(op, self); }
+  Expr VisitSelect(const Select* op, const Expr& self) final { return MutateSelect(op, self); }
+  Expr VisitCast(const Cast* op, const Expr& self) final { return MutateCast(op, self); }
+  Expr VisitLoad(const Load* op, const Expr& self) final { return MutateLoad(op, self); }
+  Expr VisitCall(const Call* op, const Expr& self) final { return MutateCall(op, self); }
+  Stmt VisitFor(const For* op, const Stmt& self) final { return MutateFor(op, self); }
+  Stmt VisitStore(const Store* op, const Stmt& self) final { return MutateStore(op, self); }
+  Stmt VisitAllocate(const Allocate* op, const Stmt& self) final { return MutateAllocate(op, self); }
+  Stmt VisitIfThenElse(const IfThenElse* op, const Stmt& self) final {
+    return MutateIfThenElse(op, self);
+  }
+  Stmt VisitSeq(const Seq* op, const Stmt& self) final { return MutateSeq(op, self); }
 };
 
 /// Replaces variables by expressions.

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "compiler/ir/expr_functor.h"
+
 namespace tuned::ir {
 namespace {
 
@@ -14,155 +16,140 @@ std::string FormatFloat(double v) {
   return s;
 }
 
-void Print(std::ostream& os, const Expr& e);
+// Prints expressions inline and statements one per line, indented by nesting depth.
+class Printer : public ExprFunctor<void(const Expr&)>, public StmtFunctor<void(const Stmt&, int)> {
+ public:
+  explicit Printer(std::ostream& os) : os_(os) {}
 
-void PrintList(std::ostream& os, const std::vector<Expr>& list) {
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (i) os << ", ";
-    Print(os, list[i]);
+ protected:
+  void VisitIntImm(const IntImm* op) override {
+    if (op->type.is_bool()) {
+      os_ << (op->value ? "true" : "false");
+      return;
+    }
+    os_ << op->value;
+    if (op->type != DataType::Int64()) os_ << "i" << int(op->type.bits);
   }
-}
-
-void Print(std::ostream& os, const Expr& e) {
-  switch (e->kind) {
-    case ExprKind::kIntImm: {
-      const IntImm* op = e.as<IntImm>();
-      if (op->type.is_bool()) {
-        os << (op->value ? "true" : "false");
+  void VisitFloatImm(const FloatImm* op) override {
+    os_ << FormatFloat(op->value);
+    if (op->type != DataType::Float32()) os_ << "f" << int(op->type.bits);
+  }
+  void VisitVar(const VarNode* op) override { os_ << op->name; }
+  void VisitBinary(const Binary* op) override {
+    switch (op->op) {
+      case BinaryOp::kFloorDiv:
+      case BinaryOp::kFloorMod:
+      case BinaryOp::kMin:
+      case BinaryOp::kMax:
+        os_ << BinaryOpSymbol(op->op) << "(";
+        VisitExpr(op->a);
+        os_ << ", ";
+        VisitExpr(op->b);
+        os_ << ")";
         return;
-      }
-      os << op->value;
-      if (op->type != DataType::Int64()) os << "i" << int(op->type.bits);
-      return;
-    }
-    case ExprKind::kFloatImm: {
-      const FloatImm* op = e.as<FloatImm>();
-      os << FormatFloat(op->value);
-      if (op->type != DataType::Float32()) os << "f" << int(op->type.bits);
-      return;
-    }
-    case ExprKind::kVar: os << e.as<VarNode>()->name; return;
-    case ExprKind::kBinary: {
-      const Binary* op = e.as<Binary>();
-      switch (op->op) {
-        case BinaryOp::kFloorDiv:
-        case BinaryOp::kFloorMod:
-        case BinaryOp::kMin:
-        case BinaryOp::kMax:
-          os << BinaryOpSymbol(op->op) << "(";
-          Print(os, op->a);
-          os << ", ";
-          Print(os, op->b);
-          os << ")";
-          return;
-        default:
-          os << "(";
-          Print(os, op->a);
-          os << " " << BinaryOpSymbol(op->op) << " ";
-          Print(os, op->b);
-          os << ")";
-          return;
-      }
-    }
-    case ExprKind::kNot: os << "!"; Print(os, e.as<Not>()->a); return;
-    case ExprKind::kSelect: {
-      const Select* op = e.as<Select>();
-      os << "select(";
-      Print(os, op->cond);
-      os << ", ";
-      Print(os, op->true_value);
-      os << ", ";
-      Print(os, op->false_value);
-      os << ")";
-      return;
-    }
-    case ExprKind::kCast:
-      os << e->type.ToString() << "(";
-      Print(os, e.as<Cast>()->value);
-      os << ")";
-      return;
-    case ExprKind::kLoad: {
-      const Load* op = e.as<Load>();
-      os << op->buffer->name << "[";
-      PrintList(os, op->indices);
-      os << "]";
-      return;
-    }
-    case ExprKind::kCall: {
-      const Call* op = e.as<Call>();
-      os << IntrinsicName(op->op) << "(";
-      PrintList(os, op->args);
-      os << ")";
-      return;
+      default:
+        os_ << "(";
+        VisitExpr(op->a);
+        os_ << " " << BinaryOpSymbol(op->op) << " ";
+        VisitExpr(op->b);
+        os_ << ")";
+        return;
     }
   }
-}
+  void VisitNot(const Not* op) override {
+    os_ << "!";
+    VisitExpr(op->a);
+  }
+  void VisitSelect(const Select* op) override {
+    os_ << "select(";
+    VisitExpr(op->cond);
+    os_ << ", ";
+    VisitExpr(op->true_value);
+    os_ << ", ";
+    VisitExpr(op->false_value);
+    os_ << ")";
+  }
+  void VisitCast(const Cast* op) override {
+    os_ << op->type.ToString() << "(";
+    VisitExpr(op->value);
+    os_ << ")";
+  }
+  void VisitLoad(const Load* op) override {
+    os_ << op->buffer->name << "[";
+    PrintList(op->indices);
+    os_ << "]";
+  }
+  void VisitCall(const Call* op) override {
+    os_ << IntrinsicName(op->op) << "(";
+    PrintList(op->args);
+    os_ << ")";
+  }
 
-void PrintStmt(std::ostream& os, const Stmt& s, int indent) {
-  std::string pad(2 * indent, ' ');
-  switch (s->kind) {
-    case StmtKind::kFor: {
-      const For* op = s.as<For>();
-      os << pad << "for " << op->var->name << " in [";
-      Print(os, op->min);
-      os << ", +";
-      Print(os, op->extent);
-      os << ")";
-      if (op->kind != ForKind::kSerial) os << " " << ForKindName(op->kind);
-      if (!op->thread_tag.empty()) os << "(" << op->thread_tag << ")";
-      if (op->auto_unroll_max_step > 0) os << " auto_unroll_max_step=" << op->auto_unroll_max_step;
-      os << ":\n";
-      PrintStmt(os, op->body, indent + 1);
-      return;
-    }
-    case StmtKind::kStore: {
-      const Store* op = s.as<Store>();
-      os << pad << op->buffer->name << "[";
-      PrintList(os, op->indices);
-      os << "] = ";
-      Print(os, op->value);
-      os << "\n";
-      return;
-    }
-    case StmtKind::kAllocate: {
-      const Allocate* op = s.as<Allocate>();
-      os << pad << "allocate " << op->buffer->name << ": " << op->buffer->dtype.ToString() << "[";
-      for (size_t i = 0; i < op->buffer->shape.size(); ++i) {
-        os << (i ? ", " : "") << op->buffer->shape[i];
-      }
-      os << "] " << MemoryScopeName(op->buffer->scope) << "\n";
-      PrintStmt(os, op->body, indent);
-      return;
-    }
-    case StmtKind::kIfThenElse: {
-      const IfThenElse* op = s.as<IfThenElse>();
-      os << pad << "if ";
-      Print(os, op->cond);
-      os << ":\n";
-      PrintStmt(os, op->then_case, indent + 1);
-      if (op->else_case.defined()) {
-        os << pad << "else:\n";
-        PrintStmt(os, op->else_case, indent + 1);
-      }
-      return;
-    }
-    case StmtKind::kSeq:
-      for (const Stmt& c : s.as<Seq>()->stmts) PrintStmt(os, c, indent);
-      return;
+  void VisitFor(const For* op, int indent) override {
+    os_ << Pad(indent) << "for " << op->var->name << " in [";
+    VisitExpr(op->min);
+    os_ << ", +";
+    VisitExpr(op->extent);
+    os_ << ")";
+    if (op->kind != ForKind::kSerial) os_ << " " << ForKindName(op->kind);
+    if (!op->thread_tag.empty()) os_ << "(" << op->thread_tag << ")";
+    if (op->auto_unroll_max_step > 0) os_ << " auto_unroll_max_step=" << op->auto_unroll_max_step;
+    os_ << ":\n";
+    VisitStmt(op->body, indent + 1);
   }
-}
+  void VisitStore(const Store* op, int indent) override {
+    os_ << Pad(indent) << op->buffer->name << "[";
+    PrintList(op->indices);
+    os_ << "] = ";
+    VisitExpr(op->value);
+    os_ << "\n";
+  }
+  void VisitAllocate(const Allocate* op, int indent) override {
+    os_ << Pad(indent) << "allocate " << op->buffer->name << ": " << op->buffer->dtype.ToString()
+        << "[";
+    for (size_t i = 0; i < op->buffer->shape.size(); ++i) {
+      os_ << (i ? ", " : "") << op->buffer->shape[i];
+    }
+    os_ << "] " << MemoryScopeName(op->buffer->scope) << "\n";
+    VisitStmt(op->body, indent);
+  }
+  void VisitIfThenElse(const IfThenElse* op, int indent) override {
+    os_ << Pad(indent) << "if ";
+    VisitExpr(op->cond);
+    os_ << ":\n";
+    VisitStmt(op->then_case, indent + 1);
+    if (op->else_case.defined()) {
+      os_ << Pad(indent) << "else:\n";
+      VisitStmt(op->else_case, indent + 1);
+    }
+  }
+  void VisitSeq(const Seq* op, int indent) override {
+    for (const Stmt& c : op->stmts) VisitStmt(c, indent);
+  }
+
+ private:
+  static std::string Pad(int indent) { return std::string(2 * size_t(indent), ' '); }
+  void PrintList(const std::vector<Expr>& list) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (i) os_ << ", ";
+      VisitExpr(list[i]);
+    }
+  }
+
+  std::ostream& os_;
+};
 
 }  // namespace
 
 std::string ToString(const Expr& e) {
   std::ostringstream os;
-  Print(os, e);
+  Printer(os).VisitExpr(e);
   return os.str();
 }
 
 std::string ToString(const Stmt& s) {
   std::ostringstream os;
-  PrintStmt(os, s, 0);
+  Printer(os).VisitStmt(s, 0);
   return os.str();
 }
 

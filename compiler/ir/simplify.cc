@@ -67,42 +67,58 @@ Interval ConstBound(const Expr& e, const VarBounds& bounds) {
   return {};
 }
 
+namespace {
+
+// Compares a node with `other`, a node of the same kind and type.
+class StructuralEquality : public ExprFunctor<bool(const Expr&, const Expr&)> {
+ protected:
+  bool VisitIntImm(const IntImm* op, const Expr& other) override {
+    return op->value == other.as<IntImm>()->value;
+  }
+  bool VisitFloatImm(const FloatImm* op, const Expr& other) override {
+    return op->value == other.as<FloatImm>()->value;
+  }
+  bool VisitVar(const VarNode*, const Expr&) override { return false; }  // identity already checked
+  bool VisitBinary(const Binary* op, const Expr& other) override {
+    const Binary* y = other.as<Binary>();
+    return op->op == y->op && StructurallyEqual(op->a, y->a) && StructurallyEqual(op->b, y->b);
+  }
+  bool VisitNot(const Not* op, const Expr& other) override {
+    return StructurallyEqual(op->a, other.as<Not>()->a);
+  }
+  bool VisitSelect(const Select* op, const Expr& other) override {
+    const Select* y = other.as<Select>();
+    return StructurallyEqual(op->cond, y->cond) && StructurallyEqual(op->true_value, y->true_value) &&
+           StructurallyEqual(op->false_value, y->false_value);
+  }
+  bool VisitCast(const Cast* op, const Expr& other) override {
+    return StructurallyEqual(op->value, other.as<Cast>()->value);
+  }
+  bool VisitLoad(const Load* op, const Expr& other) override {
+    const Load* y = other.as<Load>();
+    return op->buffer == y->buffer && AllEqual(op->indices, y->indices);
+  }
+  bool VisitCall(const Call* op, const Expr& other) override {
+    const Call* y = other.as<Call>();
+    return op->op == y->op && AllEqual(op->args, y->args);
+  }
+
+ private:
+  static bool AllEqual(const std::vector<Expr>& x, const std::vector<Expr>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!StructurallyEqual(x[i], y[i])) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
 bool StructurallyEqual(const Expr& a, const Expr& b) {
   if (a.same_as(b)) return true;
   if (a->kind != b->kind || a->type != b->type) return false;
-  switch (a->kind) {
-    case ExprKind::kIntImm: return a.as<IntImm>()->value == b.as<IntImm>()->value;
-    case ExprKind::kFloatImm: return a.as<FloatImm>()->value == b.as<FloatImm>()->value;
-    case ExprKind::kVar: return false;  // identity already checked
-    case ExprKind::kBinary: {
-      const Binary *x = a.as<Binary>(), *y = b.as<Binary>();
-      return x->op == y->op && StructurallyEqual(x->a, y->a) && StructurallyEqual(x->b, y->b);
-    }
-    case ExprKind::kNot: return StructurallyEqual(a.as<Not>()->a, b.as<Not>()->a);
-    case ExprKind::kSelect: {
-      const Select *x = a.as<Select>(), *y = b.as<Select>();
-      return StructurallyEqual(x->cond, y->cond) && StructurallyEqual(x->true_value, y->true_value) &&
-             StructurallyEqual(x->false_value, y->false_value);
-    }
-    case ExprKind::kCast: return StructurallyEqual(a.as<Cast>()->value, b.as<Cast>()->value);
-    case ExprKind::kLoad: {
-      const Load *x = a.as<Load>(), *y = b.as<Load>();
-      if (x->buffer != y->buffer) return false;
-      for (size_t i = 0; i < x->indices.size(); ++i) {
-        if (!StructurallyEqual(x->indices[i], y->indices[i])) return false;
-      }
-      return true;
-    }
-    case ExprKind::kCall: {
-      const Call *x = a.as<Call>(), *y = b.as<Call>();
-      if (x->op != y->op || x->args.size() != y->args.size()) return false;
-      for (size_t i = 0; i < x->args.size(); ++i) {
-        if (!StructurallyEqual(x->args[i], y->args[i])) return false;
-      }
-      return true;
-    }
-  }
-  return false;
+  return StructuralEquality().VisitExpr(a, b);
 }
 
 namespace {

@@ -78,12 +78,15 @@ Buffer WorkloadBuilder::Input(std::string name, DataType dtype, std::vector<int6
 static double CountOps(const Expr& e) {
   struct Counter : IRVisitor {
     double n = 0;
-    void Visit(const Expr& x) override {
-      bool on_values = x->type != DataType::Int64() && !x->type.is_bool();
-      if ((x->kind == ExprKind::kBinary || x->kind == ExprKind::kCall) && on_values) n += 1;
-      IRVisitor::Visit(x);
+    void Count(DataType t) { n += t != DataType::Int64() && !t.is_bool() ? 1 : 0; }
+    void VisitBinary(const Binary* op) override {
+      Count(op->type);
+      IRVisitor::VisitBinary(op);
     }
-    using IRVisitor::Visit;
+    void VisitCall(const Call* op) override {
+      Count(op->type);
+      IRVisitor::VisitCall(op);
+    }
   } counter;
   counter.Visit(e);
   return counter.n;

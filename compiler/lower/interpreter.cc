@@ -4,13 +4,14 @@
 #include <deque>
 
 #include "compiler/ir/evaluator.h"
+#include "compiler/ir/expr_functor.h"
 
 namespace tuned::lower {
 namespace {
 
 using namespace tuned::ir;
 
-class Interpreter {
+class Interpreter : private StmtFunctor<void(const Stmt&)> {
  public:
   Status Run(const Stmt& s) {
     Exec(s);
@@ -21,53 +22,48 @@ class Interpreter {
 
  private:
   void Exec(const Stmt& s) {
-    if (!eval_.error().ok()) return;
-    switch (s->kind) {
-      case StmtKind::kFor: {
-        const For* op = s.as<For>();
-        int64_t mn = int64_t(eval_.Eval(op->min)), ext = int64_t(eval_.Eval(op->extent));
-        for (int64_t i = mn; i < mn + ext && eval_.error().ok(); ++i) {
-          eval_.vars[op->var.get()] = i;
-          Exec(op->body);
-        }
-        eval_.vars.erase(op->var.get());
-        return;
-      }
-      case StmtKind::kStore: {
-        const Store* op = s.as<Store>();
-        auto it = eval_.tensors.find(op->buffer.get());
-        if (it == eval_.tensors.end()) {
-          eval_.Fail(InternalError("store to unallocated buffer " + op->buffer->name));
-          return;
-        }
-        double value = eval_.Eval(op->value);
-        int64_t offset = eval_.Offset(*it->second, op->indices);
-        if (offset >= 0) it->second->data[offset] = RoundToType(value, op->buffer->dtype);
-        return;
-      }
-      case StmtKind::kAllocate: {
-        const Allocate* op = s.as<Allocate>();
-        // Fresh storage filled with NaN so that reading before writing shows up as a wrong result.
-        storage_.push_back({op->buffer, std::vector<double>(op->buffer->num_elements(), NAN), true});
-        HostTensor* previous = nullptr;
-        auto it = eval_.tensors.find(op->buffer.get());
-        if (it != eval_.tensors.end()) previous = it->second;
-        eval_.tensors[op->buffer.get()] = &storage_.back();
-        Exec(op->body);
-        if (previous) eval_.tensors[op->buffer.get()] = previous;
-        else eval_.tensors.erase(op->buffer.get());
-        return;
-      }
-      case StmtKind::kIfThenElse: {
-        const IfThenElse* op = s.as<IfThenElse>();
-        if (eval_.Eval(op->cond) != 0) Exec(op->then_case);
-        else if (op->else_case.defined()) Exec(op->else_case);
-        return;
-      }
-      case StmtKind::kSeq:
-        for (const Stmt& c : s.as<Seq>()->stmts) Exec(c);
-        return;
+    if (eval_.error().ok()) VisitStmt(s);
+  }
+
+  void VisitFor(const For* op) override {
+    int64_t mn = int64_t(eval_.Eval(op->min)), ext = int64_t(eval_.Eval(op->extent));
+    for (int64_t i = mn; i < mn + ext && eval_.error().ok(); ++i) {
+      eval_.vars[op->var.get()] = i;
+      Exec(op->body);
     }
+    eval_.vars.erase(op->var.get());
+  }
+
+  void VisitStore(const Store* op) override {
+    auto it = eval_.tensors.find(op->buffer.get());
+    if (it == eval_.tensors.end()) {
+      eval_.Fail(InternalError("store to unallocated buffer " + op->buffer->name));
+      return;
+    }
+    double value = eval_.Eval(op->value);
+    int64_t offset = eval_.Offset(*it->second, op->indices);
+    if (offset >= 0) it->second->data[offset] = RoundToType(value, op->buffer->dtype);
+  }
+
+  void VisitAllocate(const Allocate* op) override {
+    // Fresh storage filled with NaN so that reading before writing shows up as a wrong result.
+    storage_.push_back({op->buffer, std::vector<double>(op->buffer->num_elements(), NAN), true});
+    HostTensor* previous = nullptr;
+    auto it = eval_.tensors.find(op->buffer.get());
+    if (it != eval_.tensors.end()) previous = it->second;
+    eval_.tensors[op->buffer.get()] = &storage_.back();
+    Exec(op->body);
+    if (previous) eval_.tensors[op->buffer.get()] = previous;
+    else eval_.tensors.erase(op->buffer.get());
+  }
+
+  void VisitIfThenElse(const IfThenElse* op) override {
+    if (eval_.Eval(op->cond) != 0) Exec(op->then_case);
+    else if (op->else_case.defined()) Exec(op->else_case);
+  }
+
+  void VisitSeq(const Seq* op) override {
+    for (const Stmt& c : op->stmts) Exec(c);
   }
 
   ExprEvaluator eval_;

@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "common/check.h"
+#include "compiler/analysis/access.h"
+#include "compiler/analysis/fma.h"
+#include "compiler/analysis/unroll.h"
+#include "compiler/ir/expr_functor.h"
 #include "compiler/ir/simplify.h"
 
 namespace tuned::costmodel {
@@ -12,9 +17,7 @@ namespace {
 
 using ir::BinaryOp;
 using ir::Expr;
-using ir::ExprKind;
 using ir::Stmt;
-using ir::StmtKind;
 
 // ---- layout ----
 
@@ -65,12 +68,14 @@ enum ArithIndex : int {
 
 struct LoopFrame {
   const ir::VarNode* var = nullptr;
+  ir::Var handle;
   bool has_min = false;  // the loop starts at an expression of outer loops, min_expr
   Expr min_expr;
   int64_t const_min = 0;  // otherwise it starts here
   int64_t extent = 1;
   ir::ForKind kind = ir::ForKind::kSerial;
-  int64_t auto_unroll = 0;
+  analysis::Unroll unroll = analysis::Unroll::kNone;  // as the code generator emits the loop
+  int64_t auto_unroll_budget = 0;  // auto_unroll_max_step in force inside the loop
 };
 
 struct AllocFrame {
@@ -81,10 +86,14 @@ struct AllocFrame {
 };
 
 // One load or store site: coefficients of its indices per loop, coef[dim * depth + loop].
+// Strides come from the analysis the code generator uses (analysis/access.h).
 struct Access {
   const ir::BufferNode* buffer = nullptr;
   bool is_write = false;
   std::vector<double> coef;
+  analysis::AccessPattern innermost = analysis::AccessPattern::kInvariant;
+  std::optional<int64_t> innermost_stride;  // along the innermost loop, when constant
+  analysis::AccessPattern vectorized = analysis::AccessPattern::kInvariant;  // innermost vec loop
 };
 
 struct StoreInfo {
@@ -107,39 +116,198 @@ struct StoreInfo {
   }
 };
 
-// Walks the program once, recording every store with its loop nest.
-class Collector {
+// Coefficients of an index expression per enclosing loop (see the header: affine model).
+class AffineCoefficients : public ir::ExprFunctor<void(const Expr&, double, double*)> {
  public:
-  void Walk(const Stmt& s) {
-    switch (s->kind) {
-      case StmtKind::kFor: return WalkFor(s.as<ir::For>());
-      case StmtKind::kStore: return WalkStore(s.as<ir::Store>());
-      case StmtKind::kAllocate: {
-        const ir::Allocate* op = s.as<ir::Allocate>();
-        AllocFrame frame;
-        frame.buffer = op->buffer.get();
-        frame.bytes = double(op->buffer->num_elements()) * op->buffer->dtype.bytes();
-        frame.outer_iterations = CurrentIterations();
-        frame.scope = op->buffer->scope;
-        allocs_.push_back(frame);
-        all_allocs.push_back(frame);
-        Walk(op->body);
-        allocs_.pop_back();
+  explicit AffineCoefficients(const std::vector<LoopFrame>& loops) : loops_(loops) {}
+
+  // Adds scale x (coefficients of e) into coef (one row of loops.size() values).
+  void Add(const Expr& e, double scale, double* coef) { VisitExpr(e, scale, coef); }
+
+ protected:
+  void VisitIntImm(const ir::IntImm*, double, double*) override {}
+  void VisitFloatImm(const ir::FloatImm*, double, double*) override {}
+  void VisitVar(const ir::VarNode* op, double scale, double* coef) override {
+    int level = LoopLevel(op);
+    if (level < 0) return;
+    coef[level] += scale;
+    if (loops_[size_t(level)].has_min) Add(loops_[size_t(level)].min_expr, scale, coef);
+  }
+  void VisitCast(const ir::Cast* op, double scale, double* coef) override {
+    Add(op->value, scale, coef);
+  }
+  void VisitSelect(const ir::Select* op, double scale, double* coef) override {
+    Add(op->true_value, scale, coef);
+    Add(op->false_value, scale, coef);
+  }
+  void VisitBinary(const ir::Binary* op, double scale, double* coef) override {
+    switch (op->op) {
+      case BinaryOp::kAdd:
+        Add(op->a, scale, coef);
+        Add(op->b, scale, coef);
+        return;
+      case BinaryOp::kSub:
+        Add(op->a, scale, coef);
+        Add(op->b, -scale, coef);
+        return;
+      case BinaryOp::kMul: {
+        if (const int64_t* c = ir::AsConstInt(op->b)) return Add(op->a, scale * double(*c), coef);
+        if (const int64_t* c = ir::AsConstInt(op->a)) return Add(op->b, scale * double(*c), coef);
+        Add(op->a, scale, coef);
+        Add(op->b, scale, coef);
         return;
       }
-      case StmtKind::kIfThenElse: {
-        const ir::IfThenElse* op = s.as<ir::IfThenElse>();
-        ++predicates_;
-        Walk(op->then_case);
-        if (op->else_case.defined()) Walk(op->else_case);
-        --predicates_;
+      case BinaryOp::kDiv:
+      case BinaryOp::kFloorDiv: {
+        const int64_t* c = ir::AsConstInt(op->b);
+        Add(op->a, c && *c != 0 ? scale / double(*c) : scale, coef);
         return;
       }
-      case StmtKind::kSeq:
-        for (const Stmt& c : s.as<ir::Seq>()->stmts) Walk(c);
+      case BinaryOp::kFloorMod:
+        return Add(op->a, scale, coef);
+      case BinaryOp::kMin:
+      case BinaryOp::kMax:
+        Add(op->a, scale, coef);
+        Add(op->b, scale, coef);
         return;
+      default:
+        return;  // comparisons and logic do not index
     }
   }
+  // Comparisons, loads and calls inside an index: indirect access, treated as constant.
+  void VisitNot(const ir::Not*, double, double*) override {}
+  void VisitLoad(const ir::Load*, double, double*) override {}
+  void VisitCall(const ir::Call*, double, double*) override {}
+
+ private:
+  int LoopLevel(const ir::VarNode* var) const {
+    for (int i = int(loops_.size()) - 1; i >= 0; --i) {
+      if (loops_[size_t(i)].var == var) return i;
+    }
+    return -1;
+  }
+
+  const std::vector<LoopFrame>& loops_;
+};
+
+// The loops around the point being walked, and the constant bounds the code generator knows.
+struct LoopContext {
+  std::vector<LoopFrame> loops;
+  ir::VarBounds bounds;
+};
+
+Access MakeAccess(const ir::BufferNode* buffer, const std::vector<Expr>& indices, bool is_write,
+                  const LoopContext& context) {
+  const std::vector<LoopFrame>& loops = context.loops;
+  Access access;
+  access.buffer = buffer;
+  access.is_write = is_write;
+  const size_t depth = loops.size();
+  access.coef.assign(indices.size() * depth, 0.0);
+  if (depth == 0) return access;
+  AffineCoefficients coefficients(loops);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    coefficients.Add(indices[d], 1.0, &access.coef[d * depth]);
+  }
+  Expr offset = analysis::FlatOffset(buffer->shape, indices, context.bounds);
+  const ir::Var& inner = loops.back().handle;
+  access.innermost = analysis::ClassifyAccess(offset, inner, context.bounds);
+  if (access.innermost != analysis::AccessPattern::kInvariant) {
+    access.innermost_stride = analysis::StrideAlong(offset, inner, context.bounds);
+  }
+  for (size_t k = depth; k-- > 0;) {
+    if (loops[k].kind != ir::ForKind::kVectorized) continue;
+    access.vectorized = k + 1 == depth ? access.innermost
+                                       : analysis::ClassifyAccess(offset, loops[k].handle, context.bounds);
+    break;
+  }
+  return access;
+}
+
+// Counts the operations of one store statement per iteration and records its loads.
+class OpCounter : public ir::ExprFunctor<void(const Expr&)> {
+ public:
+  OpCounter(StoreInfo& info, const LoopContext& context) : info_(info), context_(context) {}
+
+  void Count(const Expr& e) { VisitExpr(e); }
+
+ protected:
+  void VisitIntImm(const ir::IntImm*) override {}
+  void VisitFloatImm(const ir::FloatImm*) override {}
+  void VisitVar(const ir::VarNode*) override {}
+  void VisitNot(const ir::Not* op) override {
+    info_.ops[kBoolOps] += 1;
+    Count(op->a);
+  }
+  void VisitSelect(const ir::Select* op) override {
+    info_.ops[kSelectOps] += 1;
+    Count(op->cond);
+    Count(op->true_value);
+    Count(op->false_value);
+  }
+  void VisitCast(const ir::Cast* op) override {
+    info_.ops[kCastOps] += 1;
+    Count(op->value);
+  }
+  void VisitLoad(const ir::Load* op) override {
+    if (op->buffer.get() == info_.accesses.front().buffer) info_.is_update = true;
+    info_.accesses.push_back(MakeAccess(op->buffer.get(), op->indices, /*is_write=*/false, context_));
+    for (const Expr& i : op->indices) Count(i);
+  }
+  void VisitCall(const ir::Call* op) override {
+    info_.ops[kFloatMath] += 1;  // every intrinsic is a float math function
+    for (const Expr& a : op->args) Count(a);
+  }
+  void VisitBinary(const ir::Binary* op) override {
+    double* ops = info_.ops;
+    const bool is_float = op->a.type().is_float();
+    switch (op->op) {
+      case BinaryOp::kAdd:
+      case BinaryOp::kSub: {
+        // One fused multiply-add where the code generator contracts one; the mul is part of it.
+        if (std::optional<analysis::FmaContraction> fma = analysis::MatchFma(*op)) {
+          ops[kFloatFma] += 1;
+          for (const Expr* side : {&op->a, &op->b}) {
+            if (side->get() != fma->mul) {
+              Count(*side);
+              continue;
+            }
+            Count(fma->mul->a);
+            Count(fma->mul->b);
+          }
+          return;
+        }
+        ops[is_float ? kFloatAdd : kIntAdd] += 1;
+        break;
+      }
+      case BinaryOp::kMul: ops[is_float ? kFloatMul : kIntMul] += 1; break;
+      case BinaryOp::kDiv:
+      case BinaryOp::kFloorDiv:
+      case BinaryOp::kFloorMod: ops[is_float ? kFloatDiv : kIntDivMod] += 1; break;
+      case BinaryOp::kMin:
+      case BinaryOp::kMax:
+      case BinaryOp::kEQ:
+      case BinaryOp::kNE:
+      case BinaryOp::kLT:
+      case BinaryOp::kLE:
+      case BinaryOp::kGT:
+      case BinaryOp::kGE: ops[is_float ? kFloatCmp : kIntCmp] += 1; break;
+      case BinaryOp::kAnd:
+      case BinaryOp::kOr: ops[kBoolOps] += 1; break;
+    }
+    Count(op->a);
+    Count(op->b);
+  }
+
+ private:
+  StoreInfo& info_;
+  const LoopContext& context_;
+};
+
+// Walks the program once, recording every store with its loop nest.
+class Collector : public ir::StmtFunctor<void(const Stmt&)> {
+ public:
+  void Walk(const Stmt& s) { VisitStmt(s); }
 
   std::vector<StoreInfo> stores;
   std::vector<AllocFrame> all_allocs;
@@ -152,7 +320,7 @@ class Collector {
  private:
   double CurrentIterations() const {
     double p = 1;
-    for (const LoopFrame& l : loops_) p *= double(l.extent);
+    for (const LoopFrame& l : context_.loops) p *= double(l.extent);
     return p;
   }
 
@@ -160,7 +328,7 @@ class Collector {
     if (const int64_t* c = ir::AsConstInt(op->extent)) return std::max<int64_t>(*c, 1);
     // Rare: a data-dependent extent; bound it with the enclosing loops' ranges.
     ir::VarBounds bounds;
-    for (const LoopFrame& l : loops_) {
+    for (const LoopFrame& l : context_.loops) {
       ir::Interval min_range = l.has_min ? ir::ConstBound(l.min_expr, bounds)
                                          : ir::Interval{l.const_min, l.const_min};
       if (!min_range.bounded()) continue;
@@ -171,7 +339,7 @@ class Collector {
     return std::max<int64_t>(range.hi, 1);
   }
 
-  void WalkFor(const ir::For* op) {
+  void VisitFor(const ir::For* op) override {
     LoopFrame frame;
     frame.var = op->var.get();
     if (const int64_t* c = ir::AsConstInt(op->min)) {
@@ -181,22 +349,28 @@ class Collector {
       frame.min_expr = op->min;
     }
     frame.extent = ExtentOf(op);
+    frame.handle = op->var;
     frame.kind = op->kind;
-    frame.auto_unroll = op->auto_unroll_max_step;
+    const int64_t budget = context_.loops.empty() ? 0 : context_.loops.back().auto_unroll_budget;
+    frame.unroll = analysis::UnrollOf(*op, budget);
+    frame.auto_unroll_budget = analysis::BudgetInside(*op, budget);
     ++num_loops;
     if (op->kind == ir::ForKind::kParallel) ++parallel_loops;
     if (op->kind == ir::ForKind::kVectorized) ++vec_loops;
     if (op->kind == ir::ForKind::kUnrolled) ++unroll_loops;
-    loops_.push_back(std::move(frame));
-    max_depth = std::max(max_depth, int(loops_.size()));
+    context_.loops.push_back(std::move(frame));
+    const std::optional<ir::Interval> range = analysis::ConstantLoopRange(*op);
+    if (range) context_.bounds[op->var.get()] = *range;
+    max_depth = std::max(max_depth, int(context_.loops.size()));
     Walk(op->body);
-    loops_.pop_back();
+    context_.bounds.erase(op->var.get());
+    context_.loops.pop_back();
   }
 
-  void WalkStore(const ir::Store* op) {
+  void VisitStore(const ir::Store* op) override {
     StoreInfo info;
     info.order = int(stores.size());
-    info.loops = loops_;
+    info.loops = context_.loops;
     info.predicates = predicates_;
     info.iterations = CurrentIterations();
     for (auto it = allocs_.rbegin(); it != allocs_.rend(); ++it) {
@@ -206,181 +380,39 @@ class Collector {
         break;
       }
     }
-    current_ = &info;
-    AddAccess(op->buffer.get(), op->indices, /*is_write=*/true);
-    for (const Expr& i : op->indices) Count(i);
-    Count(op->value);
-    current_ = nullptr;
+    info.accesses.push_back(MakeAccess(op->buffer.get(), op->indices, /*is_write=*/true, context_));
+    OpCounter counter(info, context_);
+    for (const Expr& i : op->indices) counter.Count(i);
+    counter.Count(op->value);
     stores.push_back(std::move(info));
   }
 
-  int LoopLevel(const ir::VarNode* var) const {
-    for (int i = int(loops_.size()) - 1; i >= 0; --i) {
-      if (loops_[i].var == var) return i;
-    }
-    return -1;
+  void VisitAllocate(const ir::Allocate* op) override {
+    AllocFrame frame;
+    frame.buffer = op->buffer.get();
+    frame.bytes = double(op->buffer->num_elements()) * op->buffer->dtype.bytes();
+    frame.outer_iterations = CurrentIterations();
+    frame.scope = op->buffer->scope;
+    allocs_.push_back(frame);
+    all_allocs.push_back(frame);
+    Walk(op->body);
+    allocs_.pop_back();
   }
 
-  // Adds scale x (coefficients of e) into coef (one row of `depth` values).
-  void Linear(const Expr& e, double scale, double* coef) const {
-    switch (e->kind) {
-      case ExprKind::kIntImm:
-      case ExprKind::kFloatImm:
-        return;
-      case ExprKind::kVar: {
-        int level = LoopLevel(e.as<ir::VarNode>());
-        if (level < 0) return;
-        coef[level] += scale;
-        if (loops_[level].has_min) Linear(loops_[level].min_expr, scale, coef);
-        return;
-      }
-      case ExprKind::kCast: return Linear(e.as<ir::Cast>()->value, scale, coef);
-      case ExprKind::kSelect: {
-        const ir::Select* op = e.as<ir::Select>();
-        Linear(op->true_value, scale, coef);
-        Linear(op->false_value, scale, coef);
-        return;
-      }
-      case ExprKind::kBinary: {
-        const ir::Binary* op = e.as<ir::Binary>();
-        switch (op->op) {
-          case BinaryOp::kAdd:
-            Linear(op->a, scale, coef);
-            Linear(op->b, scale, coef);
-            return;
-          case BinaryOp::kSub:
-            Linear(op->a, scale, coef);
-            Linear(op->b, -scale, coef);
-            return;
-          case BinaryOp::kMul: {
-            if (const int64_t* c = ir::AsConstInt(op->b)) return Linear(op->a, scale * double(*c), coef);
-            if (const int64_t* c = ir::AsConstInt(op->a)) return Linear(op->b, scale * double(*c), coef);
-            Linear(op->a, scale, coef);
-            Linear(op->b, scale, coef);
-            return;
-          }
-          case BinaryOp::kDiv:
-          case BinaryOp::kFloorDiv: {
-            const int64_t* c = ir::AsConstInt(op->b);
-            Linear(op->a, c && *c != 0 ? scale / double(*c) : scale, coef);
-            return;
-          }
-          case BinaryOp::kFloorMod:
-            return Linear(op->a, scale, coef);
-          case BinaryOp::kMin:
-          case BinaryOp::kMax:
-            Linear(op->a, scale, coef);
-            Linear(op->b, scale, coef);
-            return;
-          default:
-            return;  // comparisons and logic do not index
-        }
-      }
-      default:
-        return;  // loads and calls inside an index: indirect access, treated as constant
-    }
+  void VisitIfThenElse(const ir::IfThenElse* op) override {
+    ++predicates_;
+    Walk(op->then_case);
+    if (op->else_case.defined()) Walk(op->else_case);
+    --predicates_;
   }
 
-  void AddAccess(const ir::BufferNode* buffer, const std::vector<Expr>& indices, bool is_write) {
-    Access access;
-    access.buffer = buffer;
-    access.is_write = is_write;
-    const size_t depth = loops_.size();
-    access.coef.assign(indices.size() * depth, 0.0);
-    if (depth > 0) {
-      for (size_t d = 0; d < indices.size(); ++d) Linear(indices[d], 1.0, &access.coef[d * depth]);
-    }
-    current_->accesses.push_back(std::move(access));
+  void VisitSeq(const ir::Seq* op) override {
+    for (const Stmt& c : op->stmts) Walk(c);
   }
 
-  void Count(const Expr& e) {
-    double* ops = current_->ops;
-    switch (e->kind) {
-      case ExprKind::kIntImm:
-      case ExprKind::kFloatImm:
-      case ExprKind::kVar:
-        return;
-      case ExprKind::kNot:
-        ops[kBoolOps] += 1;
-        return Count(e.as<ir::Not>()->a);
-      case ExprKind::kSelect: {
-        const ir::Select* op = e.as<ir::Select>();
-        ops[kSelectOps] += 1;
-        Count(op->cond);
-        Count(op->true_value);
-        Count(op->false_value);
-        return;
-      }
-      case ExprKind::kCast:
-        ops[kCastOps] += 1;
-        return Count(e.as<ir::Cast>()->value);
-      case ExprKind::kLoad: {
-        const ir::Load* op = e.as<ir::Load>();
-        if (op->buffer.get() == current_->accesses.front().buffer) current_->is_update = true;
-        AddAccess(op->buffer.get(), op->indices, /*is_write=*/false);
-        for (const Expr& i : op->indices) Count(i);
-        return;
-      }
-      case ExprKind::kCall: {
-        const ir::Call* op = e.as<ir::Call>();
-        ops[kFloatMath] += 1;  // every intrinsic is a float math function
-        for (const Expr& a : op->args) Count(a);
-        return;
-      }
-      case ExprKind::kBinary: {
-        const ir::Binary* op = e.as<ir::Binary>();
-        const bool is_float = op->a.type().is_float();
-        switch (op->op) {
-          case BinaryOp::kAdd:
-          case BinaryOp::kSub: {
-            if (is_float) {
-              const ir::Binary* a = op->a.as<ir::Binary>();
-              const ir::Binary* b = op->b.as<ir::Binary>();
-              // A multiply feeding an add is one fused multiply-add (the codegen contracts it).
-              if (a && a->op == BinaryOp::kMul) {
-                ops[kFloatFma] += 1;
-                Count(a->a);
-                Count(a->b);
-                Count(op->b);
-                return;
-              }
-              if (b && b->op == BinaryOp::kMul) {
-                ops[kFloatFma] += 1;
-                Count(op->a);
-                Count(b->a);
-                Count(b->b);
-                return;
-              }
-            }
-            ops[is_float ? kFloatAdd : kIntAdd] += 1;
-            break;
-          }
-          case BinaryOp::kMul: ops[is_float ? kFloatMul : kIntMul] += 1; break;
-          case BinaryOp::kDiv:
-          case BinaryOp::kFloorDiv:
-          case BinaryOp::kFloorMod: ops[is_float ? kFloatDiv : kIntDivMod] += 1; break;
-          case BinaryOp::kMin:
-          case BinaryOp::kMax:
-          case BinaryOp::kEQ:
-          case BinaryOp::kNE:
-          case BinaryOp::kLT:
-          case BinaryOp::kLE:
-          case BinaryOp::kGT:
-          case BinaryOp::kGE: ops[is_float ? kFloatCmp : kIntCmp] += 1; break;
-          case BinaryOp::kAnd:
-          case BinaryOp::kOr: ops[kBoolOps] += 1; break;
-        }
-        Count(op->a);
-        Count(op->b);
-        return;
-      }
-    }
-  }
-
-  std::vector<LoopFrame> loops_;
+  LoopContext context_;
   std::vector<AllocFrame> allocs_;
   int predicates_ = 0;
-  StoreInfo* current_ = nullptr;
 };
 
 // ---- footprints ----
@@ -417,17 +449,6 @@ Footprint AccessFootprint(const Access& a, const std::vector<LoopFrame>& loops, 
     }
   }
   return f;
-}
-
-// Element stride of an access along loop `level` (row-major flattening).
-double FlatStride(const Access& a, size_t level, size_t depth) {
-  const std::vector<int64_t>& shape = a.buffer->shape;
-  double stride = 0, row = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    stride += a.coef[d * depth + level] * row;
-    row *= double(std::max<int64_t>(shape[d], 1));
-  }
-  return stride;
 }
 
 // The store's buffers, merged over their access sites.
@@ -477,28 +498,30 @@ void FillStore(const StoreInfo& s, const FeatureOptions& options, float* out) {
   int vec_level = -1, vec_count = 0, unroll_count = 0, par_count = 0, thread_count = 0;
   int first_parallel = -1;
   double unroll_product = 1, par_extent = 1, thread_extent = 1;
-  int64_t auto_unroll = 0;
+  double auto_unrolled = 1;
   for (size_t k = 0; k < depth; ++k) {
     const LoopFrame& l = loops[k];
-    auto_unroll = std::max(auto_unroll, l.auto_unroll);
+    if (l.unroll == analysis::Unroll::kExplicit) {
+      ++unroll_count;
+      unroll_product *= double(l.extent);
+    }
+    if (l.unroll == analysis::Unroll::kAuto) auto_unrolled *= double(l.extent);
     switch (l.kind) {
       case ir::ForKind::kVectorized: vec_level = int(k); ++vec_count; break;
-      case ir::ForKind::kUnrolled: ++unroll_count; unroll_product *= double(l.extent); break;
       case ir::ForKind::kParallel:
         if (first_parallel < 0) first_parallel = int(k);
         ++par_count;
         par_extent *= double(l.extent);
         break;
       case ir::ForKind::kThreadBinding: ++thread_count; thread_extent *= double(l.extent); break;
+      case ir::ForKind::kUnrolled:
       case ir::ForKind::kSerial: break;
     }
   }
+  const int64_t auto_unroll = depth ? loops.back().auto_unroll_budget : 0;
   int gathers = 0;
   if (vec_level >= 0) {
-    for (const Access& a : s.accesses) {
-      double stride = std::fabs(FlatStride(a, size_t(vec_level), depth));
-      if (stride != 0 && stride != 1) ++gathers;
-    }
+    for (const Access& a : s.accesses) gathers += a.vectorized == analysis::AccessPattern::kStrided;
   }
   const double cores = std::max(1, options.num_cores);
   double balance = 0, outer_serial = 1;
@@ -506,28 +529,20 @@ void FillStore(const StoreInfo& s, const FeatureOptions& options, float* out) {
     balance = par_extent / (std::ceil(par_extent / cores) * cores);
     for (int k = 0; k < first_parallel; ++k) outer_serial *= double(loops[k].extent);
   }
-  double unrolled_steps = 1;
-  if (auto_unroll > 0) {
-    for (size_t k = depth; k-- > 0;) {
-      if (loops[k].kind != ir::ForKind::kSerial && loops[k].kind != ir::ForKind::kUnrolled) break;
-      if (unrolled_steps * double(loops[k].extent) > double(auto_unroll)) break;
-      unrolled_steps *= double(loops[k].extent);
-    }
-  }
   *p++ = depth && loops.back().kind == ir::ForKind::kVectorized ? 1.f : 0.f;
   *p++ = Slog(vec_level >= 0 ? double(loops[size_t(vec_level)].extent) : 0);
   *p++ = float(vec_count);
   *p++ = float(gathers);
   *p++ = float(unroll_count);
   *p++ = Slog(unroll_count ? unroll_product : 0);
-  *p++ = depth && loops.back().kind == ir::ForKind::kUnrolled ? 1.f : 0.f;
+  *p++ = depth && loops.back().unroll == analysis::Unroll::kExplicit ? 1.f : 0.f;
   *p++ = float(par_count);
   *p++ = Slog(par_count ? par_extent : 0);
   *p++ = Slog(par_count ? par_extent / cores : 0);
   *p++ = float(balance);
   *p++ = Slog(par_count ? outer_serial : 0);
   *p++ = Slog(double(auto_unroll));
-  *p++ = Slog(auto_unroll > 0 ? unrolled_steps : 0);
+  *p++ = Slog(auto_unroll > 0 ? auto_unrolled : 0);
   *p++ = float(thread_count);
   *p++ = Slog(thread_count ? thread_extent : 0);
 
@@ -592,11 +607,11 @@ void FillStore(const StoreInfo& s, const FeatureOptions& options, float* out) {
                                   .elements * elem_bytes
                         : elem_bytes);
     }
-    double stride = depth ? std::fabs(FlatStride(a, depth - 1, depth)) : 0;
+    const double stride = a.innermost_stride ? std::fabs(double(*a.innermost_stride)) : 0;
     *p++ = Slog(stride);
-    *p++ = stride == 0 ? 1.f : 0.f;
-    *p++ = stride == 1 ? 1.f : 0.f;
-    *p++ = stride != 0 && stride != 1 ? 1.f : 0.f;
+    *p++ = a.innermost == analysis::AccessPattern::kInvariant ? 1.f : 0.f;
+    *p++ = a.innermost == analysis::AccessPattern::kUnitStride ? 1.f : 0.f;
+    *p++ = a.innermost == analysis::AccessPattern::kStrided ? 1.f : 0.f;
     int reuse_level = -1;
     for (size_t k = depth; k-- > 0;) {
       if (loops[k].extent > 1 && invariant(a, k)) {

@@ -12,7 +12,9 @@
 /// lets the trees see one row per candidate, so no pack-sum loss is needed.
 ///
 /// Counts and sizes go through slog(x) = log2(|x| + 1) ("log" below); flags are 0/1.
-/// Access analysis treats every index as an affine function of the enclosing loops' counters
+/// Wherever the code generator makes a decision (FMA contraction, unrolling, strides), the
+/// feature reads the same decision from compiler/analysis, so the two cannot disagree.
+/// Footprint and reuse analysis treats every index as an affine function of the enclosing loops' counters
 /// (a loop whose `min` depends on outer loops contributes that dependence too); floordiv by a
 /// constant divides a coefficient, floormod keeps it, min/max/select take both sides. Unique
 /// footprints per dimension are min(span, product of the extents that move the index, shape).
@@ -21,7 +23,7 @@
 ///
 /// | name | meaning |
 /// |---|---|
-/// | float_add, float_mul, float_fma, float_div | log float add/sub, mul, fused multiply-add pairs (an add/sub with a float mul operand; the mul is not counted again), div, over all iterations |
+/// | float_add, float_mul, float_fma, float_div | log float add/sub, mul, fused multiply-add pairs (exactly the pairs the code generator contracts: analysis::MatchFma; the mul is not counted again), div, over all iterations |
 /// | float_cmp, float_math | log float comparisons/min/max, math intrinsics (exp, log, sqrt, tanh, fabs, sigmoid) over all iterations |
 /// | int_add, int_mul, int_divmod, int_cmp | log integer add/sub, mul, div/floordiv/floormod, comparisons/min/max (index arithmetic included) over all iterations |
 /// | bool_ops, select, cast | log and/or/not, selects, casts over all iterations |
@@ -36,14 +38,14 @@
 /// | vec_innermost | 1 if the innermost loop is vectorized |
 /// | vec_lanes | log extent of the innermost vectorized loop |
 /// | vec_loops | number of vectorized loops around the store |
-/// | vec_gathers | accesses whose stride along the vectorized loop is neither 0 nor 1 |
-/// | unroll_loops, unroll_product, unroll_innermost | unrolled loops: count, log product of extents, 1 if the innermost loop is unrolled |
+/// | vec_gathers | accesses that are strided (analysis::ClassifyAccess: neither invariant nor unit stride) along the innermost vectorized loop |
+/// | unroll_loops, unroll_product, unroll_innermost | `unrolled` loops the code generator copies (analysis::UnrollOf = kExplicit): count, log product of extents, 1 if the innermost loop is one |
 /// | parallel_loops, parallel_extent | parallel loops: count, log product of extents |
 /// | parallel_per_core | log (parallel extent / cores) |
 /// | parallel_balance | parallel extent / (ceil(extent / cores) * cores): 1 = all cores busy to the end |
 /// | parallel_outer_iterations | log product of serial loops outside the outermost parallel loop (parallel regions launched) |
-/// | auto_unroll_max_step | log of the largest auto_unroll_max_step around the store |
-/// | auto_unroll_steps | log iterations of the innermost serial loops that fit in that step budget (what gets unrolled) |
+/// | auto_unroll_max_step | log of the auto_unroll_max_step in force at the store (that of the innermost annotated loop around it) |
+/// | auto_unroll_steps | log product of the extents of the loops around the store the code generator auto-unrolls (analysis::UnrollOf = kAuto; 1 when none), 0 without a budget |
 /// | thread_loops, thread_extent | GPU thread-bound loops: count, log product of extents |
 /// | b<j>.* (j = 0..2) | the store's buffers, largest unique footprint first (then bytes, then name), 17 values each: |
 /// | b<j>.is_read, b<j>.is_write | the buffer is loaded / stored by this store statement |
@@ -52,8 +54,8 @@
 /// | b<j>.bytes | log bytes accessed over all iterations (sites x iterations x element size) |
 /// | b<j>.unique_bytes, b<j>.unique_lines | log distinct bytes and 64-byte cache lines touched by the whole nest |
 /// | b<j>.unique_bytes_l1, _l2, _l3 | log distinct bytes touched by the innermost 1, 2, 3 loops (footprint per loop level) |
-/// | b<j>.stride | log abs element stride along the innermost loop |
-/// | b<j>.stride_zero, b<j>.stride_unit, b<j>.stride_other | one-hot: invariant to the innermost loop / unit stride / any other stride |
+/// | b<j>.stride | log abs constant element stride along the innermost loop (analysis::StrideAlong; 0 when invariant or not constant) |
+/// | b<j>.stride_zero, b<j>.stride_unit, b<j>.stride_other | one-hot analysis::ClassifyAccess along the innermost loop: invariant / unit stride / strided |
 /// | b<j>.reuse_count | log extent of the innermost loop the access is invariant to (0: no reuse) |
 /// | b<j>.reuse_dist_iters | log iterations between two uses (product of extents inside that loop) |
 /// | b<j>.reuse_dist_bytes | log distinct bytes of all the store's buffers touched between two uses |
@@ -77,7 +79,8 @@
 /// | rest_iterations, rest_float_ops | log iterations and float ops of the stores beyond the top kTopStores |
 ///
 /// Length: kTopStores * 97 + 16 = 307. Any change to names, order or meaning bumps
-/// kFeatureVersion, so saved models trained on other features are refused.
+/// kFeatureVersion, so saved models trained on other features are refused. Version 2: FMA,
+/// unroll and stride features come from compiler/analysis (what the code generator does).
 
 #include <cstdint>
 #include <string>
@@ -87,7 +90,7 @@
 
 namespace tuned::costmodel {
 
-inline constexpr uint32_t kFeatureVersion = 1;
+inline constexpr uint32_t kFeatureVersion = 2;
 inline constexpr int kTopStores = 3;
 inline constexpr int kBuffersPerStore = 3;
 inline constexpr int kStoreFeatures = 97;

@@ -12,7 +12,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "compiler/codegen/llvm/llvm_internal.h"
-#include "compiler/codegen/llvm/loop_analysis.h"
+#include "compiler/analysis/loop_analysis.h"
 
 namespace tuned::codegen {
 namespace {
@@ -93,7 +93,7 @@ std::string EmitCHeader(const std::vector<LoweredFunc>& funcs) {
     out += "void " + f.name + "(";
     for (size_t i = 0; i < f.args.size(); ++i) {
       const ir::Buffer& b = f.args[i];
-      bool written = StoresTo(f.body, b.get());
+      bool written = analysis::StoresTo(f.body, b.get());
       out += std::string(i ? ", " : "") + (written ? "" : "const ") + CType(b->dtype) + "* " +
              b->name;
     }

@@ -23,19 +23,21 @@
 /// Translation rules (see docs/codegen_llvm.md):
 /// - index arithmetic is 64-bit; buffers are addressed through their flattened row-major offset;
 /// - `vectorized` loops of constant extent become LLVM vector instructions when lanes may run in
-///   lockstep (loop_analysis.h, VectorizeBlocker): unit-stride accesses are vector loads/stores,
+///   lockstep (analysis/loop_analysis.h, VectorizeBlocker): unit-stride accesses are vector loads/stores,
 ///   lane-invariant ones scalar loads broadcast, others gathers/scatters; branches on a lane-
 ///   dependent condition become masks; a blocked loop is emitted as a plain loop and logged;
 /// - `unrolled` loops of constant extent are copied `extent` times (at most kMaxUnrollCopies);
 /// - inside a loop annotated with auto_unroll_max_step = S > 0, every inner serial loop of
-///   constant extent whose LoopSteps (extent x steps of its body) is at most S is unrolled;
+///   constant extent whose LoopSteps (extent x steps of its body) is at most S is unrolled
+///   (analysis/unroll.h decides both; the cost model reads the same decision);
 /// - `parallel` loops are outlined and run through tuned_parallel_for with the target's
 ///   -num-cores threads (CodegenOptions::num_threads overrides); a parallel loop nested in
 ///   another parallel loop runs serially inside it;
 /// - local/shared allocations are stack arrays in the function's entry block (promoted to
 ///   registers by LLVM when every index is constant after unrolling), up to kMaxStackBytes;
 ///   larger ones and global-scope scratch are heap allocations;
-/// - a*b+c on floats is llvm.fmuladd (one rounding where the target has FMA);
+/// - a*b+c on floats is llvm.fmuladd (one rounding where the target has FMA), exactly where
+///   analysis/fma.h MatchFma finds a contraction;
 /// - Select, && and || evaluate an operand that loads or may trap only when it is chosen.
 
 #include <cstdint>
@@ -43,12 +45,13 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/analysis/unroll.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/lower/lowered_func.h"
 
 namespace tuned::codegen {
 
-inline constexpr int64_t kMaxUnrollCopies = 1024;
+using analysis::kMaxUnrollCopies;
 inline constexpr int64_t kMaxStackBytes = 256 * 1024;
 
 struct CodegenOptions {

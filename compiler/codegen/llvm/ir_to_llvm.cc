@@ -27,14 +27,19 @@
 
 #include "common/check.h"
 #include "common/logging.h"
+#include "compiler/analysis/access.h"
+#include "compiler/analysis/fma.h"
+#include "compiler/analysis/loop_analysis.h"
+#include "compiler/analysis/unroll.h"
 #include "compiler/codegen/llvm/llvm_internal.h"
-#include "compiler/codegen/llvm/loop_analysis.h"
+#include "compiler/ir/expr_functor.h"
 #include "compiler/ir/ir_mutator.h"
 
 namespace tuned::codegen::internal {
 namespace {
 
 using namespace tuned::ir;
+using namespace tuned::analysis;
 using lower::LoweredFunc;
 
 // Vectorized loops wider than this are strip-mined into chunks of kChunkLanes lanes.
@@ -127,7 +132,8 @@ Status CheckFunc(const LoweredFunc& func) {
   return checker.status.WithContext(where);
 }
 
-class CodeGen {
+class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
+                private StmtFunctor<void(const Stmt&)> {
  public:
   CodeGen(llvm::Module& module, const target::Target& target, int num_threads)
       : ctx_(module.getContext()), module_(module), b_(ctx_), cpu_(target.cpu),
@@ -262,36 +268,22 @@ class CodeGen {
 
   // ---- statements ----
 
-  void EmitStmt(const Stmt& s) {
-    switch (s->kind) {
-      case StmtKind::kFor: return EmitFor(s.as<For>());
-      case StmtKind::kStore: return EmitStore(s.as<Store>());
-      case StmtKind::kAllocate: return EmitAllocate(s.as<Allocate>());
-      case StmtKind::kIfThenElse: return EmitIfThenElse(s.as<IfThenElse>());
-      case StmtKind::kSeq:
-        for (const Stmt& c : s.as<Seq>()->stmts) EmitStmt(c);
-        return;
-    }
-    TUNED_UNREACHABLE("statement kind " << int(s->kind));
+  void EmitStmt(const Stmt& s) { VisitStmt(s); }
+
+  void VisitSeq(const Seq* op) override {
+    for (const Stmt& c : op->stmts) EmitStmt(c);
   }
 
-  void EmitFor(const For* op) {
+  void VisitFor(const For* op) override {
     const int64_t saved_unroll = auto_unroll_;
-    const int64_t* const_min = AsConstInt(op->min);
+    const std::optional<Interval> range = ConstantLoopRange(*op);
+    if (range) bounds_[op->var.get()] = *range;
     const int64_t* const_extent = AsConstInt(op->extent);
-    if (const_min && const_extent && *const_extent > 0) {
-      bounds_[op->var.get()] = {*const_min, *const_min + *const_extent - 1};
-    }
-    // Whether this loop is itself unrolled by an enclosing auto_unroll_max_step annotation.
-    bool auto_unrolled = op->kind == ForKind::kSerial && auto_unroll_ > 0 && const_extent &&
-                         *const_extent > 0 && *const_extent <= kMaxUnrollCopies &&
-                         LoopSteps(op->body) <= auto_unroll_ / *const_extent;
-    if (op->auto_unroll_max_step > 0) auto_unroll_ = op->auto_unroll_max_step;
+    const Unroll unroll = UnrollOf(*op, auto_unroll_);
+    auto_unroll_ = BudgetInside(*op, auto_unroll_);
 
     llvm::Value* min = CastValue(Emit(op->min), op->min.type(), op->var->type);
-    if (op->kind == ForKind::kUnrolled && const_extent && *const_extent <= kMaxUnrollCopies) {
-      EmitUnrolled(op, min, *const_extent);
-    } else if (auto_unrolled) {
+    if (unroll != Unroll::kNone) {
       EmitUnrolled(op, min, *const_extent);
     } else if (op->kind == ForKind::kVectorized && !vector_) {
       std::string blocker = VectorizeBlocker(*op, bounds_);
@@ -497,7 +489,7 @@ class CodeGen {
     b_.restoreIP(resume);
   }
 
-  void EmitAllocate(const Allocate* op) {
+  void VisitAllocate(const Allocate* op) override {
     const Buffer& buffer = op->buffer;
     llvm::Type* element = StorageType(buffer->dtype);
     int64_t count = buffer->num_elements();
@@ -520,7 +512,7 @@ class CodeGen {
     }
   }
 
-  void EmitIfThenElse(const IfThenElse* op) {
+  void VisitIfThenElse(const IfThenElse* op) override {
     llvm::Value* cond = Emit(op->cond);
     if (IsVector(cond)) {
       // Lane-dependent condition: both arms run, each with its lanes masked.
@@ -560,14 +552,6 @@ class CodeGen {
     return module_.getDataLayout().getABITypeAlign(element);
   }
 
-  // Bounds for ConstantStride: the lane variable may not take its last value.
-  VarBounds StrideBounds() {
-    VarBounds bounds = bounds_;
-    auto it = bounds.find(vector_->var.get());
-    if (it != bounds.end()) it->second.hi -= 1;
-    return bounds;
-  }
-
   // Emits `e` with the lane variable bound to its first lane's value (scalar).
   llvm::Value* EmitAtFirstLane(const Expr& e) {
     const VectorScope* saved = vector_;
@@ -585,25 +569,28 @@ class CodeGen {
 
   enum class AccessKind { kScalar, kContiguous, kGather };
 
-  AccessKind ClassifyAccess(const Expr& offset) {
+  AccessKind AccessKindOf(const Expr& offset) {
     if (!vector_) return AccessKind::kScalar;
-    if (!UsesVar(offset, vector_->var.get())) return mask_ ? AccessKind::kGather : AccessKind::kScalar;
-    std::optional<int64_t> stride = ConstantStride(offset, vector_->var, StrideBounds());
-    return stride && *stride == 1 ? AccessKind::kContiguous : AccessKind::kGather;
+    switch (ClassifyAccess(offset, vector_->var, bounds_)) {
+      case AccessPattern::kInvariant: return mask_ ? AccessKind::kGather : AccessKind::kScalar;
+      case AccessPattern::kUnitStride: return AccessKind::kContiguous;
+      case AccessPattern::kStrided: return AccessKind::kGather;
+    }
+    TUNED_UNREACHABLE("access pattern");
   }
 
   llvm::Value* AllLanes() {
     return llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b_.getInt1Ty(), vector_->lanes));
   }
 
-  llvm::Value* EmitLoad(const Load* op) {
+  llvm::Value* VisitLoad(const Load* op) override {
     const Buffer& buffer = op->buffer;
     llvm::Value* base = frame_.buffers.at(buffer.get());
     llvm::Type* element = StorageType(buffer->dtype);
     llvm::Align align = ElementAlign(element);
     Expr offset = FlatOffset(buffer->shape, op->indices, bounds_);
     llvm::Value* raw = nullptr;
-    switch (ClassifyAccess(offset)) {
+    switch (AccessKindOf(offset)) {
       case AccessKind::kScalar: {
         llvm::Value* index = Emit(offset);
         if (IsVector(index)) {  // an index that loads a lane-dependent value
@@ -647,7 +634,7 @@ class CodeGen {
     return raw;
   }
 
-  void EmitStore(const Store* op) {
+  void VisitStore(const Store* op) override {
     const Buffer& buffer = op->buffer;
     llvm::Value* base = frame_.buffers.at(buffer.get());
     llvm::Type* element = StorageType(buffer->dtype);
@@ -655,7 +642,7 @@ class CodeGen {
     llvm::Value* value = CastValue(Emit(op->value), op->value.type(), buffer->dtype);
     if (buffer->dtype.is_bool()) value = b_.CreateZExt(value, ShapedLike(element, value));
     Expr offset = FlatOffset(buffer->shape, op->indices, bounds_);
-    AccessKind kind = ClassifyAccess(offset);
+    AccessKind kind = AccessKindOf(offset);
     if (kind == AccessKind::kScalar) {
       // VectorizeBlocker keeps lane-invariant stores out of vector bodies.
       TUNED_CHECK(!IsVector(value)) << "vector value stored to one element of " << buffer->name;
@@ -678,28 +665,19 @@ class CodeGen {
 
   // ---- expressions ----
 
-  llvm::Value* Emit(const Expr& e) {
-    switch (e->kind) {
-      case ExprKind::kIntImm: {
-        int64_t v = e.as<IntImm>()->value;
-        if (e.type().is_bool()) return b_.getInt1(v != 0);
-        return llvm::ConstantInt::get(ScalarType(e.type()), static_cast<uint64_t>(v), true);
-      }
-      case ExprKind::kFloatImm:
-        return llvm::ConstantFP::get(ScalarType(e.type()), e.as<FloatImm>()->value);
-      case ExprKind::kVar: return frame_.vars.at(e.as<VarNode>());
-      case ExprKind::kBinary: return EmitBinary(e.as<Binary>());
-      case ExprKind::kNot: return b_.CreateNot(Emit(e.as<Not>()->a));
-      case ExprKind::kSelect: return EmitSelect(e.as<Select>());
-      case ExprKind::kCast: {
-        const Cast* op = e.as<Cast>();
-        return CastValue(Emit(op->value), op->value.type(), op->type);
-      }
-      case ExprKind::kLoad: return EmitLoad(e.as<Load>());
-      case ExprKind::kCall: return EmitCall(e.as<Call>());
-    }
-    TUNED_UNREACHABLE("expression kind " << int(e->kind));
-    return nullptr;
+  llvm::Value* Emit(const Expr& e) { return VisitExpr(e); }
+
+  llvm::Value* VisitIntImm(const IntImm* op) override {
+    if (op->type.is_bool()) return b_.getInt1(op->value != 0);
+    return llvm::ConstantInt::get(ScalarType(op->type), static_cast<uint64_t>(op->value), true);
+  }
+  llvm::Value* VisitFloatImm(const FloatImm* op) override {
+    return llvm::ConstantFP::get(ScalarType(op->type), op->value);
+  }
+  llvm::Value* VisitVar(const VarNode* op) override { return frame_.vars.at(op); }
+  llvm::Value* VisitNot(const Not* op) override { return b_.CreateNot(Emit(op->a)); }
+  llvm::Value* VisitCast(const Cast* op) override {
+    return CastValue(Emit(op->value), op->value.type(), op->type);
   }
 
   llvm::Value* CastValue(llvm::Value* v, DataType from, DataType to) {
@@ -720,11 +698,6 @@ class CodeGen {
     return b_.CreateFPCast(v, dst);
   }
 
-  const Binary* AsMul(const Expr& e) {
-    const Binary* op = e.as<Binary>();
-    return op && op->op == BinaryOp::kMul ? op : nullptr;
-  }
-
   llvm::Value* FusedMulAdd(const Binary* mul, llvm::Value* addend, bool negate_product) {
     llvm::Value* x = Emit(mul->a);
     llvm::Value* y = Emit(mul->b);
@@ -735,18 +708,13 @@ class CodeGen {
     return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, y, addend});
   }
 
-  llvm::Value* EmitBinary(const Binary* op) {
+  llvm::Value* VisitBinary(const Binary* op) override {
     DataType t = op->a.type();
     if (op->op == BinaryOp::kAnd || op->op == BinaryOp::kOr) return EmitLogical(op);
-    if (t.is_float() && (op->op == BinaryOp::kAdd || op->op == BinaryOp::kSub)) {
-      const Binary* mul_a = AsMul(op->a);
-      const Binary* mul_b = AsMul(op->b);
-      if (op->op == BinaryOp::kAdd && mul_a) return FusedMulAdd(mul_a, Emit(op->b), false);
-      if (op->op == BinaryOp::kAdd && mul_b) return FusedMulAdd(mul_b, Emit(op->a), false);
-      if (op->op == BinaryOp::kSub && mul_a) {
-        return FusedMulAdd(mul_a, b_.CreateFNeg(Emit(op->b)), false);
-      }
-      if (op->op == BinaryOp::kSub && mul_b) return FusedMulAdd(mul_b, Emit(op->a), true);
+    if (std::optional<FmaContraction> fma = MatchFma(*op)) {
+      llvm::Value* addend = Emit(*fma->addend);
+      if (fma->negate_addend) addend = b_.CreateFNeg(addend);
+      return FusedMulAdd(fma->mul, addend, fma->negate_product);
     }
     llvm::Value* a = Emit(op->a);
     llvm::Value* c = Emit(op->b);
@@ -829,7 +797,7 @@ class CodeGen {
         is_and ? a : b_.CreateNot(a), [&] { return Emit(op->b); }, [&] { return decided; });
   }
 
-  llvm::Value* EmitSelect(const Select* op) {
+  llvm::Value* VisitSelect(const Select* op) override {
     llvm::Value* cond = Emit(op->cond);
     if (!NeedsGuard(op->true_value) && !NeedsGuard(op->false_value)) {
       llvm::Value* t = Emit(op->true_value);
@@ -882,7 +850,7 @@ class CodeGen {
     return phi;
   }
 
-  llvm::Value* EmitCall(const Call* op) {
+  llvm::Value* VisitCall(const Call* op) override {
     DataType arg_type = op->args[0].type();
     llvm::Value* x = Emit(op->args[0]);
     // Half-precision math happens in float32.

@@ -1,26 +1,16 @@
-#include "compiler/codegen/llvm/loop_analysis.h"
+#include "compiler/analysis/loop_analysis.h"
 
 #include <algorithm>
-#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/analysis/access.h"
 #include "compiler/ir/ir_mutator.h"
 
-namespace tuned::codegen {
+namespace tuned::analysis {
 namespace {
 
 using namespace tuned::ir;
-
-constexpr int64_t kTooMany = std::numeric_limits<int64_t>::max();
-
-int64_t SaturatingMul(int64_t a, int64_t b) {
-  if (a == 0 || b == 0) return 0;
-  if (a > kTooMany / b) return kTooMany;
-  return a * b;
-}
-
-int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kTooMany - b ? kTooMany : a + b; }
 
 // Records every access to the buffers of one loop body, and everything that blocks lockstep.
 class AccessCollector : public IRVisitor {
@@ -57,9 +47,7 @@ class AccessCollector : public IRVisitor {
     if (blocker.empty() && (UsesVar(op->min, lane_) || UsesVar(op->extent, lane_))) {
       blocker = "bounds of inner loop " + op->var->name + " depend on the lane";
     }
-    const int64_t* mn = AsConstInt(op->min);
-    const int64_t* ext = AsConstInt(op->extent);
-    if (mn && ext && *ext > 0) bounds_[op->var.get()] = {*mn, *mn + *ext - 1};
+    if (std::optional<Interval> range = ConstantLoopRange(*op)) bounds_[op->var.get()] = *range;
     IRVisitor::VisitFor(op);
     bounds_.erase(op->var.get());
   }
@@ -151,26 +139,6 @@ class StoreFinder : public IRVisitor {
 
 }  // namespace
 
-Expr FlatOffset(const std::vector<int64_t>& shape, const std::vector<Expr>& indices,
-                const VarBounds& bounds) {
-  Expr offset;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    Expr index = indices[d].type() == DataType::Int64() ? indices[d]
-                                                        : MakeCast(DataType::Int64(), indices[d]);
-    offset = d == 0 ? index : offset * MakeInt(shape[d]) + index;
-  }
-  if (!offset.defined()) offset = MakeInt(0);
-  return Simplify(offset, bounds);
-}
-
-std::optional<int64_t> ConstantStride(const Expr& offset, const Var& var, const VarBounds& bounds) {
-  VarMap next{{var.get(), AsExpr(var) + MakeInt(1, var->type)}};
-  Expr shifted = Substitute(offset, next);
-  Expr difference = Simplify(shifted - offset, bounds);
-  if (const int64_t* stride = AsConstInt(difference)) return *stride;
-  return std::nullopt;
-}
-
 std::string VectorizeBlocker(const For& loop, const VarBounds& bounds) {
   const int64_t* extent = AsConstInt(loop.extent);
   if (extent == nullptr) return "extent is not a constant";
@@ -198,32 +166,6 @@ std::string VectorizeBlocker(const For& loop, const VarBounds& bounds) {
   return "";
 }
 
-int64_t LoopSteps(const Stmt& s) {
-  switch (s->kind) {
-    case StmtKind::kStore: return 1;
-    case StmtKind::kAllocate: return LoopSteps(s.as<Allocate>()->body);
-    case StmtKind::kIfThenElse: {
-      const IfThenElse* op = s.as<IfThenElse>();
-      int64_t steps = LoopSteps(op->then_case);
-      return op->else_case.defined() ? SaturatingAdd(steps, LoopSteps(op->else_case)) : steps;
-    }
-    case StmtKind::kSeq: {
-      int64_t steps = 0;
-      for (const Stmt& c : s.as<Seq>()->stmts) steps = SaturatingAdd(steps, LoopSteps(c));
-      return steps;
-    }
-    case StmtKind::kFor: {
-      const For* op = s.as<For>();
-      int64_t body = LoopSteps(op->body);
-      if (op->kind == ForKind::kVectorized) return body;
-      const int64_t* extent = AsConstInt(op->extent);
-      if (extent == nullptr) return kTooMany;
-      return SaturatingMul(std::max<int64_t>(*extent, 0), body);
-    }
-  }
-  return kTooMany;
-}
-
 bool NeedsGuard(const Expr& e) {
   GuardFinder finder;
   finder.Visit(e);
@@ -242,4 +184,4 @@ bool StoresTo(const Stmt& s, const BufferNode* buffer) {
   return finder.found;
 }
 
-}  // namespace tuned::codegen
+}  // namespace tuned::analysis

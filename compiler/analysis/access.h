@@ -1,0 +1,49 @@
+#ifndef TUNED_COMPILER_ANALYSIS_ACCESS_H_
+#define TUNED_COMPILER_ANALYSIS_ACCESS_H_
+
+/// \file
+/// How a buffer access moves as a loop runs: its flattened row-major offset and its stride
+/// along one loop variable. The LLVM code generator decides vector loads, stores and gathers
+/// with it; the cost model's stride features are the same answers.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "compiler/ir/ir.h"
+#include "compiler/ir/simplify.h"
+
+namespace tuned::analysis {
+
+/// The constant range [min, min + extent - 1] of `loop`'s variable, when both are constants
+/// and the extent is positive: what the code generator knows about a loop counter.
+std::optional<ir::Interval> ConstantLoopRange(const ir::For& loop);
+
+/// The row-major element offset of `indices` in a buffer of `shape` as an int64 expression,
+/// simplified with the given loop-variable bounds.
+ir::Expr FlatOffset(const std::vector<int64_t>& shape, const std::vector<ir::Expr>& indices,
+                    const ir::VarBounds& bounds);
+
+/// offset(var + 1) - offset(var) when it is a constant over `bounds` (which must bound `var`
+/// to all but its last value), i.e. when `offset` is affine in `var`; nullopt otherwise.
+std::optional<int64_t> ConstantStride(const ir::Expr& offset, const ir::Var& var,
+                                      const ir::VarBounds& bounds);
+
+/// ConstantStride with `bounds` holding `var`'s whole range (its last value is dropped here).
+std::optional<int64_t> StrideAlong(const ir::Expr& offset, const ir::Var& var,
+                                   const ir::VarBounds& bounds);
+
+/// What consecutive values of a loop variable do to an access.
+enum class AccessPattern {
+  kInvariant,   // the offset does not use the variable
+  kUnitStride,  // consecutive elements (a vector load or store)
+  kStrided,     // anything else: a constant stride other than 1, or none (a gather or scatter)
+};
+
+/// The pattern of `offset` along `var`; `bounds` as for StrideAlong.
+AccessPattern ClassifyAccess(const ir::Expr& offset, const ir::Var& var,
+                             const ir::VarBounds& bounds);
+
+}  // namespace tuned::analysis
+
+#endif  // TUNED_COMPILER_ANALYSIS_ACCESS_H_

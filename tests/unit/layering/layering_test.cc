@@ -5,7 +5,12 @@
 //     lists an edge no CMake file has (the table is the whole truth about edges);
 //   - a source file includes a header of a library its own library does not depend on
 //     (directly or through the libraries it uses);
-//   - a file includes another library's private header (`*_internal.h`).
+//   - a file includes another library's private header (`*_internal.h`);
+//   - a library's declared headers (cmake/TunedHelpers.cmake writes them to
+//     build/tuned_headers.txt) are not the files the table gives it, or `*_internal.h` is public;
+//   - a compile command of the build has the repository root as an include folder.
+// The compiler enforces the same edges (each library exports only its own include root); this
+// test keeps the table, the CMake files and the headers telling one story.
 
 #include <algorithm>
 #include <filesystem>
@@ -19,12 +24,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
 namespace fs = std::filesystem;
 
 const fs::path kRoot = TUNED_SOURCE_DIR;
+const fs::path kHeaderManifest = TUNED_HEADER_MANIFEST;
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
@@ -217,6 +224,83 @@ TEST(Layering, FilesIncludeOnlyWhatTheirLibraryMayUse) {
     }
   }
   EXPECT_GT(checked, 200) << "the scan found almost no includes: is TUNED_SOURCE_DIR right?";
+}
+
+struct DeclaredHeader {
+  std::string target;
+  bool is_public = false;
+};
+
+// build/tuned_headers.txt: "<target> public|private <header>" per line, '#' starts a comment.
+std::multimap<std::string, DeclaredHeader> ReadHeaderManifest() {
+  std::multimap<std::string, DeclaredHeader> headers;
+  std::stringstream text(ReadFile(kHeaderManifest));
+  std::string line;
+  while (std::getline(text, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::stringstream words(line);
+    std::string target, kind, header;
+    words >> target >> kind >> header;
+    headers.insert({header, {target, kind == "public"}});
+  }
+  return headers;
+}
+
+TEST(Layering, EveryHeaderIsDeclaredByTheLibraryTheTableGivesItTo) {
+  std::map<std::string, Module> modules = ReadLayeringTable();
+  std::multimap<std::string, DeclaredHeader> declared = ReadHeaderManifest();
+  ASSERT_GT(declared.size(), 50u) << "no header manifest at " << kHeaderManifest;
+  int checked = 0;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(kRoot)) {
+    if (entry.path().extension() != ".h") continue;
+    std::string path = fs::relative(entry.path(), kRoot).string();
+    const Module* owner = ModuleOf(modules, path);
+    if (owner == nullptr) continue;  // tests, benchmarks, examples, build outputs
+    // An include/ folder is an include root of its own (compiler/reuse/include: <tuned/compiler.h>).
+    if (path.find("/include/") != std::string::npos) continue;
+    std::vector<std::string> libraries;
+    auto [begin, end] = declared.equal_range(path);
+    for (auto it = begin; it != end; ++it) {
+      if (!modules.count(it->second.target)) continue;  // a test's or benchmark's own view
+      libraries.push_back(it->second.target);
+      EXPECT_EQ(it->second.target, owner->name)
+          << path << " is declared by " << it->second.target << " in CMake, but docs/architecture.md gives it to "
+          << owner->name;
+      if (path.ends_with("_internal.h")) {
+        EXPECT_FALSE(it->second.is_public) << path << " is a private header, but " << it->second.target << " exports it";
+      }
+    }
+    EXPECT_EQ(libraries.size(), 1u) << path << " is declared by " << libraries.size()
+                                    << " libraries of the table (see cmake/TunedHelpers.cmake for the rule)";
+    ++checked;
+  }
+  EXPECT_GT(checked, 50);
+}
+
+TEST(Layering, NoCompileCommandIncludesTheRepositoryRoot) {
+  fs::path commands_file = kHeaderManifest.parent_path() / "compile_commands.json";
+  nlohmann::json commands = nlohmann::json::parse(ReadFile(commands_file), nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(commands.is_array()) << "cannot read " << commands_file;
+  const std::string root = fs::weakly_canonical(kRoot).string();
+  auto is_root = [&](std::string folder) {
+    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+    return folder == root || folder == ".";
+  };
+  int include_folders = 0;
+  for (const nlohmann::json& command : commands) {
+    std::stringstream words(command.value("command", ""));
+    std::string word, previous;
+    while (words >> word) {
+      std::string folder;
+      if (word.starts_with("-I")) folder = word.substr(2);
+      if (previous == "-isystem" || previous == "-iquote") folder = word;
+      previous = word;
+      if (folder.empty()) continue;
+      ++include_folders;
+      EXPECT_FALSE(is_root(folder)) << command.value("file", "") << " is compiled with the repository root as an include folder";
+    }
+  }
+  EXPECT_GT(include_folders, 100) << "no include folders found in " << commands_file;
 }
 
 }  // namespace

@@ -1,0 +1,107 @@
+// Each primitive's error cases name the block or loop and the rule broken, and leave the
+// schedule unchanged; valid uses transform the loops as documented.
+
+#include <gtest/gtest.h>
+
+#include "compiler/ir/op_library.h"
+#include "compiler/schedule/schedule.h"
+#include "tests/support/expect_error.h"
+
+namespace tuned::schedule {
+namespace {
+
+std::shared_ptr<const ir::Workload> Spec(const std::string& spec) {
+  auto w = ir::ParseWorkloadSpec(spec);
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  return std::make_shared<const ir::Workload>(std::move(w).value());
+}
+
+class ScheduleTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<const ir::Workload> matmul = Spec("matmul(M=16,N=12,K=8)");
+  Schedule sch{matmul, 1};
+  BlockRV C() { return *sch.GetBlock("C"); }
+  std::vector<LoopRV> Loops(BlockRV b) { return *sch.GetLoops(b); }
+};
+
+TEST_F(ScheduleTest, GetBlockNamesKnownBlocks) {
+  EXPECT_ERROR(sch.GetBlock("D"), "no block named 'D' (blocks: C)");
+}
+
+TEST_F(ScheduleTest, SplitErrors) {
+  auto loops = Loops(C());
+  EXPECT_ERROR(sch.Split(loops[0], {int64_t(4)}), "needs at least 2 factors");
+  EXPECT_ERROR(sch.Split(loops[0], {int64_t(0), std::monostate{}}), "factor 0 is not positive");
+  EXPECT_ERROR(sch.Split(loops[0], {std::monostate{}, std::monostate{}}), "more than one factor is inferred");
+  EXPECT_ERROR(sch.Split(loops[0], {int64_t(3), int64_t(5)}),
+               "split of loop i of block C: factors multiply to 15, loop extent is 16");
+  ASSERT_TRUE(sch.Split(loops[0], {int64_t(4), int64_t(4)}).ok());
+  EXPECT_ERROR(sch.Split(loops[0], {int64_t(4), int64_t(4)}), "loop i of block C was already split or fused");
+}
+
+TEST_F(ScheduleTest, ReorderOfLoopsFromDifferentNestsIsRefused) {
+  auto dense = Spec("dense(M=4,N=4,K=4,relu=true)");
+  Schedule s(dense, 1);
+  auto a = *s.GetLoops(*s.GetBlock("dense"));
+  auto b = *s.GetLoops(*s.GetBlock("relu"));
+  EXPECT_ERROR(s.Reorder({a[0], b[0]}), "are in different loop nests");
+}
+
+TEST_F(ScheduleTest, ComputeAtToLoopNotCoveringConsumerIsRefused) {
+  auto softmax = Spec("softmax(M=4,N=6)");
+  Schedule s(softmax, 1);
+  // exp is read by row_sum and softmax; a loop of softmax alone does not cover row_sum.
+  auto loops = *s.GetLoops(*s.GetBlock("softmax"));
+  EXPECT_ERROR(s.ComputeAt(*s.GetBlock("exp"), loops[0]), "does not cover its consumer row_sum");
+}
+
+TEST_F(ScheduleTest, ReverseComputeAtErrors) {
+  auto dense = Spec("dense(M=8,N=8,K=4,bias=true)");
+  Schedule s(dense, 1);
+  BlockRV d = *s.GetBlock("dense"), bias = *s.GetBlock("bias_add");
+  auto loops = *s.GetLoops(d);
+  EXPECT_ERROR(s.ReverseComputeAt(bias, loops[2]), "inside reduction loop ri");
+  EXPECT_ERROR(s.ReverseComputeAt(d, (*s.GetLoops(bias))[0]), "it is a reduction");
+  ASSERT_TRUE(s.ReverseComputeAt(bias, loops[1]).ok());
+  EXPECT_ERROR(s.Reorder({loops[2], loops[1]}), "would be computed inside reduction loop ri");
+}
+
+TEST_F(ScheduleTest, InlineErrors) {
+  auto dense = Spec("dense(M=8,N=8,K=4,bias=true,relu=true)");
+  Schedule s(dense, 1);
+  EXPECT_ERROR(s.ComputeInline(*s.GetBlock("dense")), "it is a reduction");
+  EXPECT_ERROR(s.ReverseComputeInline(*s.GetBlock("bias_add")), "its producer dense is a reduction");
+  ASSERT_TRUE(s.ReverseComputeInline(*s.GetBlock("relu")).ok());
+  EXPECT_ERROR(s.GetBlock("relu"), "was inlined");
+}
+
+TEST_F(ScheduleTest, SamplingDecisionsAreValidated) {
+  auto loops = Loops(C());
+  EXPECT_ERROR(sch.SamplePerfectTile(loops[0], 2, 16, std::vector<int64_t>{4, 3}), "multiplies to 12");
+  EXPECT_ERROR(sch.SamplePerfectTile(loops[0], 2, 4, std::vector<int64_t>{2, 8}), "innermost factor 8 over 4");
+  EXPECT_ERROR(sch.SamplePerfectTile(loops[0], 3, 16, std::vector<int64_t>{4, 4}), "expected 3");
+  EXPECT_ERROR(sch.SampleCategorical({1, 2}, {0.5}), "2 candidates with 1 probabilities");
+  EXPECT_ERROR(sch.SampleCategorical({1, 2}, {0.5, 0.5}, 2), "decision 2 is not an index");
+  auto tiles = sch.SamplePerfectTile(loops[0], 3, 4);
+  ASSERT_TRUE(tiles.ok());
+  EXPECT_EQ(sch.Get((*tiles)[0]) * sch.Get((*tiles)[1]) * sch.Get((*tiles)[2]), 16);
+  EXPECT_LE(sch.Get((*tiles)[2]), 4);
+}
+
+TEST_F(ScheduleTest, SamplingIsReproducibleFromTheSeed) {
+  auto sample = [&](uint64_t seed) {
+    Schedule s(matmul, seed);
+    auto loops = *s.GetLoops(*s.GetBlock("C"));
+    std::vector<int64_t> values;
+    for (int r = 0; r < 5; ++r) {
+      std::vector<IntRV> tiles = *s.SamplePerfectTile(loops[0], 3, 16);
+      for (IntRV v : tiles) values.push_back(s.Get(v));
+    }
+    return values;
+  };
+  EXPECT_EQ(sample(7), sample(7));
+  EXPECT_NE(sample(7), sample(8));
+}
+
+}  // namespace
+}  // namespace tuned::schedule

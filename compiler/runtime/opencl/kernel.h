@@ -14,8 +14,10 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -47,7 +49,7 @@ class KernelArg {
 
  private:
   friend class Kernel;
-  KernelArg(Kind kind) : kind_(kind) {}
+  explicit KernelArg(Kind kind) : kind_(kind) {}
   Kind kind_;
   const Buffer* buffer_ = nullptr;
   int64_t integer_ = 0;

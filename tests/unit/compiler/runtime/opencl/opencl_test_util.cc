@@ -13,7 +13,7 @@ std::unique_ptr<Device> OpenTestDevice(const std::string& target_text, std::stri
   if (device.ok()) return std::move(*device);
   // Only a missing platform is a reason to skip; any other failure is a test failure.
   EXPECT_EQ(device.status().code(), StatusCode::kUnavailable) << device.status().message();
-  skip_reason = device.status().message() + " (scripts/setup.sh installs pocl-opencl-icd)";
+  skip_reason = device.status().message() + "; scripts/setup.sh installs it";
   return nullptr;
 }
 

@@ -20,3 +20,27 @@ if(TUNED_BUILD_BENCH)
   find_package(benchmark CONFIG REQUIRED)
 endif()
 
+
+# Optional GPU toolchains. CUDA (NVRTC) compiles generated CUDA C here without a GPU; OpenCL (the
+# headers and the ICD loader; PoCL is the device at run time) runs generated OpenCL C on the CPU.
+# Absent, their libraries are not built and their tests report that they are skipped.
+find_package(CUDAToolkit QUIET)
+option(TUNED_ENABLE_CUDA "Build CUDA code generation (needs the CUDA toolkit's NVRTC)" ${CUDAToolkit_FOUND})
+if(TUNED_ENABLE_CUDA AND NOT TARGET CUDA::nvrtc)
+  message(FATAL_ERROR "TUNED_ENABLE_CUDA is ON but NVRTC was not found (set CUDAToolkit_ROOT)")
+endif()
+if(TUNED_ENABLE_CUDA)
+  message(STATUS "tuned: CUDA ${CUDAToolkit_VERSION} in ${CUDAToolkit_LIBRARY_DIR}: NVRTC builds on")
+else()
+  message(STATUS "tuned: CUDA off (no CUDA toolkit found, or TUNED_ENABLE_CUDA=OFF): tuned_codegen_cuda and tuned_nvrtc_bench are not built, their tests are skipped")
+endif()
+find_package(OpenCL QUIET)
+option(TUNED_ENABLE_OPENCL "Build the OpenCL runner (needs ocl-icd-opencl-dev and opencl-headers)" ${OpenCL_FOUND})
+if(TUNED_ENABLE_OPENCL AND NOT TARGET OpenCL::OpenCL)
+  message(FATAL_ERROR "TUNED_ENABLE_OPENCL is ON but OpenCL was not found (install ocl-icd-opencl-dev opencl-headers)")
+endif()
+if(TUNED_ENABLE_OPENCL)
+  message(STATUS "tuned: OpenCL ${OpenCL_VERSION_STRING} headers and loader: the OpenCL runner builds on")
+else()
+  message(STATUS "tuned: OpenCL off (install ocl-icd-opencl-dev opencl-headers, or TUNED_ENABLE_OPENCL=OFF): tuned_opencl is not built, its tests are skipped")
+endif()

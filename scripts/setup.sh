@@ -7,7 +7,9 @@
 #                                        product and its tests build, their benchmarks are skipped
 # Packages are installed with --no-install-recommends, so everything the build reads is named
 # here, including what a package only recommends (oneDNN's CMake config needs the OpenCL
-# headers and loader, which libdnnl-dev merely recommends).
+# headers and loader, which libdnnl-dev merely recommends). PoCL (pocl-opencl-icd) is the OpenCL
+# device the GPU tests run their kernels on, on the CPU; `clinfo` shows it. CUDA is not a Debian
+# package: where /usr/local/cuda has it, NVRTC builds are on (see docs/architecture.md, "GPU").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +22,7 @@ packages=(
   libxgboost-dev xgboost
   libgtest-dev libgmock-dev libbenchmark-dev
   ocl-icd-opencl-dev opencl-headers
+  pocl-opencl-icd clinfo
 )
 # Baselines the benchmarks compare against; optional for the build.
 [ "${TUNED_BASELINES:-1}" = "0" ] || packages+=(libopenblas-dev libdnnl-dev)

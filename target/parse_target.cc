@@ -1,8 +1,10 @@
 // The one parser of target strings (see target.h for the grammar).
 
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <sstream>
+#include <string>
 
 #include "target/cuda_arch.h"
 #include "target/target.h"
@@ -17,11 +19,32 @@ struct Option {
   std::string value;  // "znver3"
 };
 
-// Splits "-key=value" words; every option needs a value.
-StatusOr<std::vector<Option>> SplitOptions(std::istringstream& words) {
-  std::vector<Option> options;
+// The next word of `text` from `pos`: runs of non-space characters, where a double-quoted part
+// may hold spaces (`-device="pthread-haswell-AMD EPYC"`); the quotes are dropped.
+StatusOr<std::string> NextWord(std::string_view text, size_t& pos) {
   std::string word;
-  while (words >> word) {
+  bool quoted = false;
+  for (; pos < text.size(); ++pos) {
+    char c = text[pos];
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (!quoted && std::isspace(static_cast<unsigned char>(c))) {
+      break;
+    } else {
+      word += c;
+    }
+  }
+  if (quoted) return InvalidArgumentError("unterminated quote in '" + word + "'");
+  return word;
+}
+
+// Splits "-key=value" words after the kind; every option needs a value.
+StatusOr<std::vector<Option>> SplitOptions(std::string_view text, size_t pos) {
+  std::vector<Option> options;
+  while (true) {
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+    if (pos == text.size()) break;
+    TUNED_ASSIGN_OR_RETURN(std::string word, NextWord(text, pos));
     size_t eq = word.find('=');
     std::string key = word.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
@@ -128,15 +151,46 @@ StatusOr<Target> ParseCuda(const std::vector<Option>& options) {
   return target;
 }
 
+// Sanity bounds only: the device's own limits are checked where the device is known
+// (opencl::ResolveTarget).
+constexpr int kMaxOpenclWorkGroupSize = 1 << 16;
+constexpr int kMaxOpenclLocalMemoryBytes = 1 << 30;
+constexpr int kMaxOpenclSubGroupSize = 1024;
+
+StatusOr<Target> ParseOpencl(const std::vector<Option>& options) {
+  Target target;
+  target.kind = TargetKind::kOpencl;
+  OpenclAttributes& opencl = target.opencl;
+  for (const Option& option : options) {
+    if (option.key == "-device") {
+      opencl.device = option.value;
+    } else if (option.key == "-max-work-group-size") {
+      TUNED_ASSIGN_OR_RETURN(opencl.max_work_group_size,
+                             ParseInt(option, 1, kMaxOpenclWorkGroupSize));
+    } else if (option.key == "-local-memory-bytes") {
+      TUNED_ASSIGN_OR_RETURN(opencl.local_memory_bytes,
+                             ParseInt(option, 1, kMaxOpenclLocalMemoryBytes));
+    } else if (option.key == "-sub-group-size") {
+      TUNED_ASSIGN_OR_RETURN(opencl.sub_group_size, ParseInt(option, 1, kMaxOpenclSubGroupSize));
+    } else {
+      return InvalidArgumentError("unknown option '" + option.key +
+                                  "' (expected -device, -max-work-group-size, "
+                                  "-local-memory-bytes, -sub-group-size)");
+    }
+  }
+  return target;
+}
+
 StatusOr<Target> ParseWords(std::string_view text) {
-  std::istringstream words{std::string(text)};
-  std::string kind;
-  words >> kind;
-  TUNED_ASSIGN_OR_RETURN(std::vector<Option> options, SplitOptions(words));
+  size_t pos = 0;
+  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  TUNED_ASSIGN_OR_RETURN(std::string kind, NextWord(text, pos));
+  TUNED_ASSIGN_OR_RETURN(std::vector<Option> options, SplitOptions(text, pos));
   if (kind == KindName(TargetKind::kLlvmCpu)) return ParseLlvmCpu(options);
   if (kind == KindName(TargetKind::kCuda)) return ParseCuda(options);
-  if (kind.empty()) return InvalidArgumentError("empty (expected llvm ... or cuda ...)");
-  return InvalidArgumentError("unknown kind '" + kind + "' (expected llvm or cuda)");
+  if (kind == KindName(TargetKind::kOpencl)) return ParseOpencl(options);
+  if (kind.empty()) return InvalidArgumentError("empty (expected llvm ..., cuda ... or opencl ...)");
+  return InvalidArgumentError("unknown kind '" + kind + "' (expected llvm, cuda or opencl)");
 }
 
 }  // namespace

@@ -26,6 +26,18 @@
 /// - `-arch` is required and must be a known architecture (see cuda_arch.h for the defaults of
 ///   the other attributes and their limits); the canonical form prints every attribute.
 ///
+/// OpenCL targets:
+///
+///   opencl [-device=NAME] [-max-work-group-size=N] [-local-memory-bytes=BYTES]
+///          [-sub-group-size=N]
+///
+/// - Without `-device`, the first device of the first platform; a name with spaces is written
+///   in double quotes (`-device="pthread-haswell-AMD EPYC"`) and printed so.
+/// - The limits are what code for the target may use. An option left out (0 in
+///   `OpenclAttributes`) means "the device's own", which only the OpenCL runtime can tell:
+///   `opencl::ResolveTarget` (compiler/runtime/opencl) fills them in from the device and refuses
+///   a limit the device does not have. The canonical form prints the options that are set.
+///
 /// Options may come in any order; the canonical text orders them as above. Errors are one line
 /// naming the text and the offending option, e.g. "target 'llvm -num-cores=0': -num-cores: '0'
 /// is not a positive integer".
@@ -41,9 +53,10 @@ namespace tuned::target {
 enum class TargetKind {
   kLlvmCpu,  // text form starts with "llvm"
   kCuda,     // text form starts with "cuda"
+  kOpencl,   // text form starts with "opencl"
 };
 
-/// The word the text form starts with: "llvm" or "cuda".
+/// The word the text form starts with: "llvm", "cuda" or "opencl".
 std::string_view KindName(TargetKind kind);
 
 /// GPU attributes of a CUDA target.
@@ -53,6 +66,15 @@ struct CudaAttributes {
   int max_shared_memory_per_block = 49152;   // bytes a block may use
   int warp_size = 32;
   bool operator==(const CudaAttributes&) const = default;
+};
+
+/// Attributes of an OpenCL target; 0 or empty: the device's own (see the file comment).
+struct OpenclAttributes {
+  std::string device;                // device name; empty: first device of the first platform
+  int max_work_group_size = 0;       // work-items per work-group
+  int local_memory_bytes = 0;        // __local bytes a work-group may use
+  int sub_group_size = 0;            // work-items that run in lockstep (a warp's width)
+  bool operator==(const OpenclAttributes&) const = default;
 };
 
 struct Target {
@@ -67,6 +89,9 @@ struct Target {
   // CUDA attributes (kCuda).
   CudaAttributes cuda;
 
+  // OpenCL attributes (kOpencl).
+  OpenclAttributes opencl;
+
   /// The canonical text form (see the file comment).
   std::string ToString() const;
   /// `features` joined with commas, as LLVM takes them.
@@ -74,14 +99,15 @@ struct Target {
   /// Whether `features` holds exactly `token`: "+avx512f" does not match "+avx512fp16".
   bool HasFeature(std::string_view token) const;
   /// fp32 lanes of the widest vector unit code for this target may use: 16 with AVX-512, else 8
-  /// on a CPU (see vector_lanes.cc for how it is derived); 1 for a CUDA thread.
+  /// on a CPU (see vector_lanes.cc for how it is derived); 1 for a CUDA thread or OpenCL work-item.
   int Fp32VectorLanes() const;
 
   bool operator==(const Target&) const = default;
 };
 
 /// Parses and validates a target's text form: its kind, option names, values and syntax.
-/// Unknown kinds are refused: "target 'tpu': unknown kind 'tpu' (expected llvm or cuda)".
+/// Unknown kinds are refused: "target 'tpu': unknown kind 'tpu' (expected llvm, cuda or
+/// opencl)".
 StatusOr<Target> ParseTarget(std::string_view text);
 
 }  // namespace tuned::target

@@ -8,6 +8,8 @@ v1::TargetKind KindToProto(TargetKind kind) {
       return v1::TARGET_KIND_LLVM_CPU;
     case TargetKind::kCuda:
       return v1::TARGET_KIND_CUDA;
+    case TargetKind::kOpencl:
+      return v1::TARGET_KIND_OPENCL;
   }
   return v1::TARGET_KIND_UNSPECIFIED;
 }

@@ -30,7 +30,7 @@ bool EnablesAvx512(const std::vector<std::string>& features) {
 }  // namespace
 
 int Target::Fp32VectorLanes() const {
-  if (kind == TargetKind::kCuda) return 1;
+  if (kind == TargetKind::kCuda || kind == TargetKind::kOpencl) return 1;
   // Switching AVX-512F off removes every AVX-512 extension with it.
   if (HasFeature("-avx512f")) return 8;
   if (EnablesAvx512(features) || IsAvx512Cpu(cpu)) return 16;

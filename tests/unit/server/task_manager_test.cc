@@ -318,7 +318,7 @@ TEST_F(TaskManagerTest, TargetsAreParsedOnceAtSubmission) {
     const char* target;
     const char* message;
   };
-  for (const Refused& r : {Refused{"tpu -v=4", "unknown kind 'tpu' (expected llvm or cuda)"},
+  for (const Refused& r : {Refused{"tpu -v=4", "unknown kind 'tpu' (expected llvm, cuda or opencl)"},
                            Refused{"cudax -arch=sm_90", "unknown kind 'cudax'"},
                            Refused{"cuda -arch=sm_91", "unknown CUDA architecture 'sm_91'"},
                            Refused{"llvm -num-cores=0", "-num-cores: '0' is not a positive integer"},

@@ -82,7 +82,7 @@ TEST(ParseTarget, ErrorsNameTheBadOption) {
 }
 
 TEST(ParseTarget, UnknownKindsAreRefused) {
-  ExpectInvalid("tpu -v=4", "unknown kind 'tpu' (expected llvm or cuda)");
+  ExpectInvalid("tpu -v=4", "unknown kind 'tpu' (expected llvm, cuda or opencl)");
   ExpectInvalid("llvmx -mcpu=znver3", "unknown kind 'llvmx'");
   ExpectInvalid("cudax -arch=sm_90", "unknown kind 'cudax'");
   ExpectInvalid("", "empty");

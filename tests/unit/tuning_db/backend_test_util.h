@@ -6,6 +6,7 @@
 // server whose URL the CTest fixture `postgres` puts in TUNED_TEST_POSTGRES_URL.
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ inline const std::vector<Backend>& AllBackends() {
 
 /// "sqlite" / "postgresql", for test names.
 std::string BackendName(Backend backend);
+
+/// gtest prints parameters with this (and ctest shows it in test names) instead of raw bytes.
+inline void PrintTo(Backend backend, std::ostream* out) { *out << BackendName(backend); }
 
 /// Why PostgreSQL tests cannot run here (no libpq in this build, no test server URL), or empty
 /// when they can.

@@ -59,6 +59,10 @@ struct BackendPair {
   Backend into;
 };
 
+void PrintTo(const BackendPair& pair, std::ostream* out) {
+  *out << "from_" << BackendName(pair.from) << "_into_" << BackendName(pair.into);
+}
+
 class BetweenBackends : public ::testing::TestWithParam<BackendPair> {
  protected:
   void SetUp() override {

@@ -13,7 +13,7 @@
 namespace tuned::db::testing {
 namespace {
 
-std::string ServerUrl() {
+[[maybe_unused]] std::string ServerUrl() {
   const char* url = std::getenv("TUNED_TEST_POSTGRES_URL");
   return url != nullptr ? url : "";
 }

@@ -29,7 +29,8 @@ std::string DefaultDbPath();
 /// `db_path` when given, else DefaultDbPath().
 std::string DbPathOrDefault(const std::string& db_path);
 /// How --db's help names that default.
-inline constexpr char kDbPathHelp[] = "(default: $TUNED_DB or ./tuned.db)";
+inline constexpr char kDbPathHelp[] =
+    "(an SQLite file or a postgresql:// URL; default: $TUNED_DB or ./tuned.db)";
 
 /// How a client reaches a server beyond its address: the token file and TLS.
 struct ClientSecurityFlags {

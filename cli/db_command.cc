@@ -41,10 +41,10 @@ StatusOr<std::unique_ptr<db::Database>> OpenDb(const DbOptions& options, bool cr
   db::OpenOptions open;
   open.create_if_missing = create;
   const std::string path = DbPathOrDefault(options.db_path);
-  auto opened = db::OpenSqliteDatabase(path, open);
+  auto opened = db::OpenDatabase(path, open);
   if (!opened.ok() && opened.status().code() == StatusCode::kNotFound && !create) {
-    return NotFoundError("database '" + path +
-                         "' does not exist (use --db PATH or set TUNED_DB)");
+    // The message names the database (a URL without its password).
+    return NotFoundError(opened.status().message() + " (use --db PATH or set TUNED_DB)");
   }
   return opened;
 }
@@ -409,7 +409,7 @@ Status RunImport(const DbOptions& options) {
 Status RunMerge(const DbOptions& options) {
   db::OpenOptions source_options;
   source_options.create_if_missing = false;
-  TUNED_ASSIGN_OR_RETURN(auto source, db::OpenSqliteDatabase(options.file, source_options));
+  TUNED_ASSIGN_OR_RETURN(auto source, db::OpenDatabase(options.file, source_options));
   TUNED_ASSIGN_OR_RETURN(auto db, OpenDb(options, /*create=*/true));
   TUNED_ASSIGN_OR_RETURN(db::MergeEntry entry, db::MergeDatabase(*db, *source));
   if (options.json) {

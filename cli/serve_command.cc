@@ -19,6 +19,7 @@ namespace {
 struct ServeFlags {
   std::string listen = "127.0.0.1:7411";
   std::string db_path;
+  int db_pool_size = 4;
   std::string token_file;
   std::string tls_cert;
   std::string tls_key;
@@ -53,6 +54,11 @@ Status RunServe(const ServeFlags& flags) {
   server::ServerStackConfig config;
   config.listen = flags.listen;
   config.db_path = DbPathOrDefault(flags.db_path);
+  if (flags.db_pool_size < 1) {
+    return InvalidArgumentError("--db-pool-size must be at least 1, not " +
+                                std::to_string(flags.db_pool_size));
+  }
+  config.db_pool_size = flags.db_pool_size;
   if (!flags.token_file.empty()) {
     TUNED_ASSIGN_OR_RETURN(config.token, rpc::ReadTokenFile(flags.token_file));
   } else if (!IsLoopback(flags.listen)) {
@@ -90,7 +96,7 @@ Status RunServe(const ServeFlags& flags) {
   if (!flags.port_file.empty()) TUNED_RETURN_IF_ERROR(WritePortFile(flags.port_file, port));
   std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
   std::printf("tuned serve: listening on %s:%d, database %s, %d task(s) resumed\n", host.c_str(),
-              port, config.db_path.c_str(), stack->resumed_tasks());
+              port, stack->database().path().c_str(), stack->resumed_tasks());
   std::fflush(stdout);
 
   int signal_number = 0;
@@ -110,6 +116,9 @@ void RegisterServeCommand(Program& program) {
   cmd->add_option("--listen", flags->listen, "Address to listen on, host:port (port 0: any)")
       ->capture_default_str();
   cmd->add_option("--db", flags->db_path, std::string("Tuning database ") + kDbPathHelp);
+  cmd->add_option("--db-pool-size", flags->db_pool_size,
+                  "Connections to a PostgreSQL database at most (SQLite: ignored)")
+      ->capture_default_str();
   cmd->add_option("--token-file", flags->token_file,
                   "File holding the shared token clients and workers must present");
   cmd->add_option("--tls-cert", flags->tls_cert, "PEM certificate chain (enables TLS)");

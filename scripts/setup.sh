@@ -5,6 +5,8 @@
 #   BUILD_DIR=out scripts/setup.sh
 #   TUNED_BASELINES=0 scripts/setup.sh   leave out the baseline libraries (OpenBLAS, oneDNN): the
 #                                        product and its tests build, their benchmarks are skipped
+# libpq-dev and postgresql: the PostgreSQL backend of the tuning log and the server its tests
+# start in a scratch folder (without libpq the project builds without that backend).
 # Packages are installed with --no-install-recommends, so everything the build reads is named
 # here, including what a package only recommends (oneDNN's CMake config needs the OpenCL
 # headers and loader, which libdnnl-dev merely recommends). PoCL (pocl-opencl-icd) is the OpenCL
@@ -17,6 +19,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev libssl-dev openssl
+  libpq-dev postgresql
   llvm-16-dev libomp-dev
   libspdlog-dev libcli11-dev nlohmann-json3-dev
   libxgboost-dev xgboost
@@ -37,6 +40,13 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # The package starts a system cluster; nothing here uses it (the tests start their own server
+  # in the build tree, tests/support/postgres_server.sh), so stop the one we just installed.
+  if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v pg_lsclusters >/dev/null; then
+    pg_lsclusters --no-header 2>/dev/null | while read -r version cluster _; do
+      $sudo_cmd pg_ctlcluster "$version" "$cluster" stop 2>/dev/null || true
+    done
+  fi
 fi
 
 # ccache: paths relative to the checkout and no working directory in the hash, so a fresh clone

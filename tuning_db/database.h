@@ -9,13 +9,14 @@
 ///
 /// Its users see the part they need: `RecordStore` (record_store.h), `TaskStore`
 /// (task_store.h), `SnapshotStore` (snapshot_store.h). `Database` is all three plus what only
-/// the administration commands use (identity, statistics, the merge log); one SQLite class
-/// implements it.
+/// the administration commands use (identity, statistics, the merge log). Two backends
+/// implement it: an SQLite file (the embedded default) and a PostgreSQL database (one log
+/// shared by many servers and compilers); `OpenDatabase` picks one from the argument.
 ///
-/// Lifecycle: `OpenSqliteDatabase` opens (or creates) a file, refuses files it must not touch,
-/// and runs pending migrations; the returned object is thread-safe (operations are serialized)
-/// and closes the file when destroyed. Every write is one transaction; a write that returned OK
-/// survives the process being killed right after.
+/// Lifecycle: `OpenDatabase` opens (or creates) the log, refuses one it must not touch, and runs
+/// pending migrations; the returned object is thread-safe and closes its connections when
+/// destroyed. Every write is one transaction; a write that returned OK survives the process
+/// being killed right after.
 
 #include <cstdint>
 #include <memory>
@@ -35,7 +36,11 @@ struct OpenOptions {
   /// NotFound error and nothing is created.
   bool create_if_missing = true;
   /// How long an operation waits for another process's write lock before failing Unavailable.
+  /// (PostgreSQL: `lock_timeout`.)
   int busy_timeout_ms = 10000;
+  /// PostgreSQL: at most this many server connections, opened when first needed; calls beyond
+  /// it wait for a free one. SQLite uses one connection and ignores it.
+  int pool_size = 4;
 };
 
 struct TargetCount {
@@ -74,6 +79,7 @@ class Database : public RecordStore, public TaskStore, public SnapshotStore {
  public:
   ~Database() override = default;
 
+  /// The file path, or the PostgreSQL URL without its password.
   virtual const std::string& path() const = 0;
   /// Random 32-hex-digit id created with the file; records first stored here carry it.
   virtual const std::string& database_id() const = 0;
@@ -90,6 +96,17 @@ class Database : public RecordStore, public TaskStore, public SnapshotStore {
 /// `create_if_missing` is false (NotFound).
 StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path,
                                                        const OpenOptions& options = {});
+
+/// Opens the tuning log a user's database argument names (`--db`, `TUNED_DB`): a
+/// `postgresql://` or `postgres://` URL is a PostgreSQL database (libpq's URI syntax; the tuned
+/// tables live in the connection's current schema), anything else an SQLite file
+/// (`OpenSqliteDatabase`). PostgreSQL errors are one line naming the URL without its password:
+/// a bad URL (InvalidArgument), an unreachable server or refused login (Unavailable,
+/// Unauthenticated), a schema of another application (InvalidArgument), a newer schema
+/// (FailedPrecondition), no tuned schema when `create_if_missing` is false (NotFound), a build
+/// without libpq (Unimplemented).
+StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& location,
+                                                 const OpenOptions& options = {});
 
 }  // namespace tuned::db
 

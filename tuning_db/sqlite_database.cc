@@ -13,6 +13,7 @@
 #include "common/sha256.h"
 #include "common/time.h"
 #include "tuning_db/database.h"
+#include "tuning_db/record_checks.h"
 #include "tuning_db/schema/migrations.h"
 #include "tuning_db/sqlite_database_internal.h"
 #include "tuning_db/trace_hash.h"
@@ -153,15 +154,6 @@ StatusOr<std::unique_ptr<Database>> Open(const std::string& path, const OpenOpti
       std::make_unique<SqliteDatabase>(path, std::move(conn), std::move(*database_id)));
 }
 
-Status CheckWorkload(const v1::Workload& workload) {
-  if (workload.key().empty()) return InvalidArgumentError("workload has an empty key");
-  if (!workload.key_sha256().empty() && workload.key_sha256() != Sha256Hex(workload.key())) {
-    return InvalidArgumentError("workload '" + workload.key() +
-                                "': key_sha256 is not the SHA-256 of its key");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path,
@@ -249,27 +241,6 @@ Status SqliteDatabase::PutWorkload(const v1::Workload& workload) {
   TUNED_ASSIGN_OR_RETURN(int64_t id, UpsertWorkloadLocked(workload, &added));
   (void)id;
   return txn.Commit();
-}
-
-static Status CheckRecord(const v1::TuningRecord& record, size_t index) {
-  const std::string where = "record " + std::to_string(index);
-  if (Status workload = CheckWorkload(record.workload()); !workload.ok()) {
-    return workload.WithContext(where);
-  }
-  if (!record.has_trace()) return InvalidArgumentError(where + ": has no trace");
-  if (record.target().target().empty()) return InvalidArgumentError(where + ": has no target");
-  if (!record.trace_hash().empty() && record.trace_hash() != TraceHash(record.trace())) {
-    return InvalidArgumentError(where + ": trace_hash does not match its trace");
-  }
-  const v1::MeasureResult& result = record.result();
-  if (result.status() == v1::MEASURE_STATUS_UNSPECIFIED) {
-    return InvalidArgumentError(where + ": result status is unspecified");
-  }
-  if (result.status() == v1::MEASURE_STATUS_OK &&
-      !(result.median_seconds() > 0 && std::isfinite(result.median_seconds()))) {
-    return InvalidArgumentError(where + ": an OK result needs a positive median_seconds");
-  }
-  return Status::Ok();
 }
 
 StatusOr<InsertResult> SqliteDatabase::InsertRecords(std::span<const v1::TuningRecord> records,

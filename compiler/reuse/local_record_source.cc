@@ -29,7 +29,7 @@ class LocalRecordSource : public RecordSource {
 StatusOr<std::unique_ptr<RecordSource>> OpenLocalRecordSource(const std::string& db_path) {
   db::OpenOptions options;
   options.create_if_missing = false;
-  TUNED_ASSIGN_OR_RETURN(auto db, db::OpenSqliteDatabase(db_path, options));
+  TUNED_ASSIGN_OR_RETURN(auto db, db::OpenDatabase(db_path, options));
   return std::unique_ptr<RecordSource>(new LocalRecordSource(std::move(db)));
 }
 

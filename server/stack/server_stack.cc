@@ -19,7 +19,9 @@ StatusOr<std::string> CanonicalTarget(const std::string& text) {
 
 StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfig& config) {
   std::unique_ptr<ServerStack> stack(new ServerStack());
-  TUNED_ASSIGN_OR_RETURN(stack->database_, db::OpenSqliteDatabase(config.db_path));
+  db::OpenOptions db_options;
+  db_options.pool_size = config.db_pool_size;
+  TUNED_ASSIGN_OR_RETURN(stack->database_, db::OpenDatabase(config.db_path, db_options));
   stack->dispatcher_ = std::make_unique<dispatch::Dispatcher>(config.dispatcher);
   stack->dispatcher_->StartLeaseChecker();
 

@@ -21,7 +21,8 @@ namespace tuned::server {
 
 struct ServerStackConfig {
   std::string listen;  // empty: in-process channel only
-  std::string db_path;
+  std::string db_path;  // An SQLite file or a postgresql:// URL (db::OpenDatabase).
+  int db_pool_size = 4;  // PostgreSQL: most connections the server holds to the database.
   std::string token;
   std::string tls_cert_pem;
   std::string tls_key_pem;

@@ -52,7 +52,9 @@ class Cluster {
   ~Cluster();
 
   const std::string& dir() const { return dir_; }
+  /// The server's --db: a file in dir() unless set (e.g. to a PostgreSQL URL) before StartServer.
   const std::string& db_path() const { return db_path_; }
+  void set_db_path(std::string location) { db_path_ = std::move(location); }
   const std::string& token_file() const { return token_file_; }
   const std::string& token() const { return token_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }

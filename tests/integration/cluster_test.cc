@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "proto/task_state.h"
+#include "tests/unit/tuning_db/backend_test_util.h"
 #include "tuning_db/database.h"
 
 namespace tuned::testing {
@@ -29,11 +30,11 @@ using ::testing::HasSubstr;
 
 constexpr auto kTaskTimeout = std::chrono::seconds(120);
 
-// Opens the cluster's database in this process (WAL: readers never block the server).
+// Opens the cluster's database in this process (readers never block the server).
 std::unique_ptr<db::Database> OpenDb(const Cluster& cluster) {
   db::OpenOptions options;
   options.create_if_missing = false;
-  auto database = db::OpenSqliteDatabase(cluster.db_path(), options);
+  auto database = db::OpenDatabase(cluster.db_path(), options);
   EXPECT_TRUE(database.ok()) << database.status().ToString();
   return database.ok() ? std::move(*database) : nullptr;
 }
@@ -121,7 +122,31 @@ class ClusterTest : public ::testing::Test {
   Cluster cluster_;
 };
 
-TEST_F(ClusterTest, TaskOf64TrialsRecordsEveryTrialOnce) {
+// The tests whose point is the log run on every backend: the server's --db is an SQLite file
+// or a fresh schema on the PostgreSQL test server.
+class ClusterOnBackend : public ::testing::TestWithParam<db::testing::Backend> {
+ protected:
+  void SetUp() override {
+    TUNED_SKIP_UNLESS_BACKEND(GetParam());
+    if (GetParam() == db::testing::Backend::kPostgres) {
+      log_ = std::make_unique<db::testing::ScratchLog>(GetParam());
+      cluster_.set_db_path(log_->location());
+    }
+    std::string error;
+    ASSERT_TRUE(cluster_.StartServer(&error)) << error;
+  }
+
+  std::string Logs() { return "server log:\n" + cluster_.server().Log(); }
+
+  std::unique_ptr<db::testing::ScratchLog> log_;  // Dropped after the cluster has stopped.
+  Cluster cluster_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, ClusterOnBackend,
+                         ::testing::ValuesIn(db::testing::AllBackends()),
+                         [](const auto& info) { return db::testing::BackendName(info.param); });
+
+TEST_P(ClusterOnBackend, TaskOf64TrialsRecordsEveryTrialOnce) {
   cluster_.StartWorker("w1");
   cluster_.StartWorker("w2");
   ASSERT_TRUE(cluster_.WaitWorkers(2, 60s)) << Logs();
@@ -181,7 +206,7 @@ TEST_F(ClusterTest, WorkerKilledMidTaskStillCompletesWithEveryTrialOnce) {
   EXPECT_THAT(cluster_.server().Log(), HasSubstr("worker left worker=victim"));
 }
 
-TEST_F(ClusterTest, ServerKilledMidTaskResumesAfterRestartWithoutLosingRecords) {
+TEST_P(ClusterOnBackend, ServerKilledMidTaskResumesAfterRestartWithoutLosingRecords) {
   cluster_.StartWorker("w1", {"--slots", "2"});
   ASSERT_TRUE(cluster_.WaitWorkers(1, 60s)) << Logs();
   std::string task_id = SubmitTask(cluster_, Cluster::SmallTask(64));
@@ -418,7 +443,7 @@ nlohmann::json CompileJson(Cluster& cluster, std::vector<std::string> source_arg
 
 // A compiler on another machine reads the server's log through DatabaseService and builds the
 // same kernel as one reading the database file.
-TEST_F(ClusterTest, RemoteCompileUsesTheSameRecordAsTheLocalLog) {
+TEST_P(ClusterOnBackend, RemoteCompileUsesTheSameRecordAsTheLocalLog) {
   cluster_.StartWorker("w1");
   ASSERT_TRUE(cluster_.WaitWorkers(1, 60s)) << Logs();
   std::string out;

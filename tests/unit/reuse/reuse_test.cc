@@ -1,5 +1,6 @@
-// Apply-history-best through the public API on a real SQLite tuning log: the recorded schedule
-// is used when present, the default (with a reason) when not, broken records are skipped.
+// Apply-history-best through the public API on a real tuning log (an SQLite file, and a schema on
+// the PostgreSQL test server): the recorded schedule is used when present, the default (with a
+// reason) when not, broken records are skipped.
 
 #include <filesystem>
 #include <random>
@@ -16,6 +17,7 @@
 #include "compiler/reuse/record_source.h"
 #include "compiler/runtime/aligned_buffer.h"
 #include "compiler/schedule/schedule.h"
+#include "tests/unit/tuning_db/backend_test_util.h"
 #include "tuned/compiler.h"
 #include "tuning_db/database.h"
 #include "tuning_db/trace_hash.h"
@@ -23,14 +25,19 @@
 namespace tuned {
 namespace {
 
-class ReuseTest : public ::testing::Test {
+class ReuseTest : public ::testing::TestWithParam<db::testing::Backend> {
  protected:
   void SetUp() override {
+    TUNED_SKIP_UNLESS_BACKEND(GetParam());
     dir_ = std::filesystem::temp_directory_path() /
            ("tuned_reuse_" + std::to_string(::getpid()) + "_" + std::to_string(std::random_device{}()));
     std::filesystem::create_directories(dir_);
     db_path_ = (dir_ / "tuned.db").string();
-    auto db = db::OpenSqliteDatabase(db_path_);
+    if (GetParam() == db::testing::Backend::kPostgres) {
+      log_ = std::make_unique<db::testing::ScratchLog>(GetParam());
+      db_path_ = log_->location();
+    }
+    auto db = db::OpenDatabase(db_path_);
     ASSERT_TRUE(db.ok()) << db.status().message();
     db_ = std::move(db).value();
     host_ = codegen::HostCpuTarget()->ToString();
@@ -96,14 +103,18 @@ class ReuseTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::string db_path_;
+  std::unique_ptr<db::testing::ScratchLog> log_;  // PostgreSQL: the schema, dropped last.
   std::unique_ptr<db::Database> db_;
   std::string host_;
   int seq_ = 0;
 };
 
+INSTANTIATE_TEST_SUITE_P(Backends, ReuseTest, ::testing::ValuesIn(db::testing::AllBackends()),
+                         [](const auto& info) { return db::testing::BackendName(info.param); });
+
 constexpr char kSpec[] = "matmul(M=32,N=64,K=16)";
 
-TEST_F(ReuseTest, RecordPresentGivesTheRecordedScheduleAndCorrectResults) {
+TEST_P(ReuseTest, RecordPresentGivesTheRecordedScheduleAndCorrectResults) {
   AddRecord(kSpec, TiledTrace(kSpec, 8), host_, 2e-5);
   v1::Trace best = TiledTrace(kSpec, 16);
   int64_t best_id = AddRecord(kSpec, best, host_, 1e-5);
@@ -124,7 +135,7 @@ TEST_F(ReuseTest, RecordPresentGivesTheRecordedScheduleAndCorrectResults) {
   EXPECT_EQ((*compiler)->stats().record_hits, 1);
 }
 
-TEST_F(ReuseTest, NoRecordFallsBackToTheDefaultScheduleAndSaysWhy) {
+TEST_P(ReuseTest, NoRecordFallsBackToTheDefaultScheduleAndSaysWhy) {
   auto compiler = Compiler::Open({db_path_});
   ASSERT_TRUE(compiler.ok());
   auto kernel = (*compiler)->GetKernel(kSpec);
@@ -138,7 +149,7 @@ TEST_F(ReuseTest, NoRecordFallsBackToTheDefaultScheduleAndSaysWhy) {
   ExpectComputesReference(**kernel, kSpec);
 }
 
-TEST_F(ReuseTest, FallbackIsTheDefaultScheduleTrace) {
+TEST_P(ReuseTest, FallbackIsTheDefaultScheduleTrace) {
   // The one default schedule (compiler/lower/pipeline.h): what tuning tasks measure first.
   auto source = reuse::OpenLocalRecordSource(db_path_);
   ASSERT_TRUE(source.ok()) << source.status().message();
@@ -157,7 +168,7 @@ TEST_F(ReuseTest, FallbackIsTheDefaultScheduleTrace) {
       << "the fallback is not the unscheduled program";
 }
 
-TEST_F(ReuseTest, BrokenRecordIsSkippedForTheNextBest) {
+TEST_P(ReuseTest, BrokenRecordIsSkippedForTheNextBest) {
   // A trace sampled for another shape: its tile decision no longer divides this loop.
   int64_t broken = AddRecord(kSpec, TiledTrace("matmul(M=32,N=48,K=16)", 16), host_, 1e-6);
   int64_t good = AddRecord(kSpec, TiledTrace(kSpec, 8), host_, 3e-5);
@@ -172,7 +183,7 @@ TEST_F(ReuseTest, BrokenRecordIsSkippedForTheNextBest) {
   ExpectComputesReference(**kernel, kSpec);
 }
 
-TEST_F(ReuseTest, CompatibleTargetOnlyWhenAllowed) {
+TEST_P(ReuseTest, CompatibleTargetOnlyWhenAllowed) {
   auto host = *codegen::HostCpuTarget();
   target::Target bigger = host;
   bigger.num_cores = host.num_cores + 6;
@@ -192,7 +203,7 @@ TEST_F(ReuseTest, CompatibleTargetOnlyWhenAllowed) {
   EXPECT_FALSE(reuse::IsCompatibleTarget(host.ToString(), "llvm -mcpu=skylake-avx512"));
 }
 
-TEST_F(ReuseTest, MissingDatabaseAndBadSpecAreErrors) {
+TEST_P(ReuseTest, MissingDatabaseAndBadSpecAreErrors) {
   EXPECT_EQ(Compiler::Open({(dir_ / "none.db").string()}).status().code(), StatusCode::kNotFound);
   auto compiler = Compiler::Open({db_path_});
   EXPECT_EQ((*compiler)->GetKernel("matmul(M=1)").status().code(), StatusCode::kInvalidArgument);

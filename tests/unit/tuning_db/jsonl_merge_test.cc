@@ -1,10 +1,12 @@
-// JSON Lines export/import and merging of databases.
+// JSON Lines export/import and merging of databases, between every pair of backends (SQLite
+// file to SQLite file, SQLite to PostgreSQL, PostgreSQL to SQLite, PostgreSQL to PostgreSQL).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
 
+#include "tests/unit/tuning_db/backend_test_util.h"
 #include "tests/unit/tuning_db/db_test_util.h"
 #include "tuning_db/jsonl.h"
 #include "tuning_db/merge.h"
@@ -13,6 +15,10 @@ namespace tuned::db {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::Backend;
+using testing::BackendName;
+using testing::OpenLogOrFail;
+using testing::ScratchLog;
 using testing::kCpu;
 using testing::kGpu;
 using testing::MakeRecord;
@@ -47,9 +53,43 @@ std::string BestRecordsText(Database& db) {
   return text;
 }
 
-TEST(Jsonl, ExportImportRoundTripKeepsBestRecords) {
-  TempDir dir;
-  auto source = OpenOrFail(dir.File("a.db"));
+// Records move from a log of the first backend into one of the second.
+struct BackendPair {
+  Backend from;
+  Backend into;
+};
+
+void PrintTo(const BackendPair& pair, std::ostream* out) {
+  *out << "from_" << BackendName(pair.from) << "_into_" << BackendName(pair.into);
+}
+
+class BetweenBackends : public ::testing::TestWithParam<BackendPair> {
+ protected:
+  void SetUp() override {
+    TUNED_SKIP_UNLESS_BACKEND(GetParam().from);
+    TUNED_SKIP_UNLESS_BACKEND(GetParam().into);
+    from_log_ = std::make_unique<ScratchLog>(GetParam().from);
+    into_log_ = std::make_unique<ScratchLog>(GetParam().into);
+  }
+  std::unique_ptr<Database> OpenFrom() { return OpenLogOrFail(from_log_->location()); }
+  std::unique_ptr<Database> OpenInto() { return OpenLogOrFail(into_log_->location()); }
+
+  std::unique_ptr<ScratchLog> from_log_;
+  std::unique_ptr<ScratchLog> into_log_;
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    Pairs, BetweenBackends,
+    ::testing::Values(BackendPair{Backend::kSqlite, Backend::kSqlite},
+                      BackendPair{Backend::kSqlite, Backend::kPostgres},
+                      BackendPair{Backend::kPostgres, Backend::kSqlite},
+                      BackendPair{Backend::kPostgres, Backend::kPostgres}),
+    [](const auto& info) {
+      return "from_" + BackendName(info.param.from) + "_into_" + BackendName(info.param.into);
+    });
+
+TEST_P(BetweenBackends, ExportImportRoundTripKeepsBestRecords) {
+  auto source = OpenFrom();
   Fill(*source, 1);
   std::stringstream file;
   auto exported = ExportJsonl(*source, file);
@@ -58,7 +98,7 @@ TEST(Jsonl, ExportImportRoundTripKeepsBestRecords) {
   const std::string text = file.str();
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 30);
 
-  auto target = OpenOrFail(dir.File("b.db"));
+  auto target = OpenInto();
   auto imported = ImportJsonl(*target, file, "a.jsonl");
   ASSERT_TRUE(imported.ok()) << imported.status().ToString();
   EXPECT_EQ(imported->lines, 30);
@@ -70,14 +110,13 @@ TEST(Jsonl, ExportImportRoundTripKeepsBestRecords) {
   EXPECT_THAT(best, HasSubstr(source->database_id()));
 }
 
-TEST(Jsonl, ImportTwiceAddsNothing) {
-  TempDir dir;
-  auto source = OpenOrFail(dir.File("a.db"));
+TEST_P(BetweenBackends, ImportTwiceAddsNothing) {
+  auto source = OpenFrom();
   Fill(*source, 1);
   std::stringstream file;
   ASSERT_TRUE(ExportJsonl(*source, file).ok());
   const std::string text = file.str();
-  auto target = OpenOrFail(dir.File("b.db"));
+  auto target = OpenInto();
   std::istringstream first(text);
   ASSERT_TRUE(ImportJsonl(*target, first, "a.jsonl").ok());
   std::istringstream second(text);
@@ -106,10 +145,9 @@ TEST(Jsonl, BadLineNamesFileAndLine) {
   EXPECT_THAT(imported.status().message(), HasSubstr("x.jsonl:1: record has no workload key"));
 }
 
-TEST(Merge, BringsEverythingAndIsIdempotent) {
-  TempDir dir;
-  auto a = OpenOrFail(dir.File("a.db"));
-  auto b = OpenOrFail(dir.File("b.db"));
+TEST_P(BetweenBackends, MergeBringsEverythingAndIsIdempotent) {
+  auto a = OpenInto();
+  auto b = OpenFrom();
   Fill(*a, 1);
   Fill(*b, 2);
   v1::Workload lonely;
@@ -154,14 +192,26 @@ TEST(Merge, BringsEverythingAndIsIdempotent) {
   auto stats = a->Stats();
   ASSERT_EQ(stats->merges.size(), 2u);
   EXPECT_EQ(stats->merges[0].source_database_id, b->database_id());
+  EXPECT_EQ(stats->merges[0].source_path, b->path());
   EXPECT_EQ(stats->merges[0].records_added, 30);
   EXPECT_EQ(stats->merges[1].records_added, 0);
 }
 
-TEST(Merge, RefusesMergingDatabaseIntoItself) {
-  TempDir dir;
-  auto a = OpenOrFail(dir.File("a.db"));
-  auto again = OpenOrFail(dir.File("a.db"));
+class OnEveryBackend : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    TUNED_SKIP_UNLESS_BACKEND(GetParam());
+    log_ = std::make_unique<ScratchLog>(GetParam());
+  }
+  std::unique_ptr<ScratchLog> log_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, OnEveryBackend, ::testing::ValuesIn(testing::AllBackends()),
+                         [](const auto& info) { return BackendName(info.param); });
+
+TEST_P(OnEveryBackend, MergeRefusesMergingDatabaseIntoItself) {
+  auto a = OpenLogOrFail(log_->location());
+  auto again = OpenLogOrFail(log_->location());
   auto merged = MergeDatabase(*a, *again);
   ASSERT_FALSE(merged.ok());
   EXPECT_EQ(merged.status().code(), StatusCode::kFailedPrecondition);

@@ -15,14 +15,7 @@ std::optional<Interval> ConstantLoopRange(const For& loop) {
 
 Expr FlatOffset(const std::vector<int64_t>& shape, const std::vector<Expr>& indices,
                 const VarBounds& bounds) {
-  Expr offset;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    Expr index = indices[d].type() == DataType::Int64() ? indices[d]
-                                                        : MakeCast(DataType::Int64(), indices[d]);
-    offset = d == 0 ? index : offset * MakeInt(shape[d]) + index;
-  }
-  if (!offset.defined()) offset = MakeInt(0);
-  return Simplify(offset, bounds);
+  return Simplify(RowMajorOffset(shape, indices), bounds);
 }
 
 std::optional<int64_t> ConstantStride(const Expr& offset, const Var& var, const VarBounds& bounds) {
@@ -33,17 +26,72 @@ std::optional<int64_t> ConstantStride(const Expr& offset, const Var& var, const 
   return std::nullopt;
 }
 
+namespace {
+
+// The coefficient of `var` in `e` when it is exact and constant: every path from the root of
+// `e` to a use of `var` passes only through +, -, multiplication by an integer constant and
+// integer casts. nullopt when `var` is used anywhere else (floordiv, min, a select, a load...),
+// where only the simplifier can tell. This answers the common case (indices of split, tiled and
+// reordered loops) without simplifying, which the feature extractor does per access.
+std::optional<int64_t> AffineCoefficient(const Expr& e, const VarNode* var) {
+  if (e.get() == var) return 1;
+  if (e.as<IntImm>() != nullptr || e.as<VarNode>() != nullptr) return 0;
+  if (const Binary* b = e.as<Binary>()) {
+    if (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub) {
+      std::optional<int64_t> x = AffineCoefficient(b->a, var);
+      if (!x) return std::nullopt;
+      std::optional<int64_t> y = AffineCoefficient(b->b, var);
+      if (!y) return std::nullopt;
+      return b->op == BinaryOp::kAdd ? *x + *y : *x - *y;
+    }
+    if (b->op == BinaryOp::kMul) {
+      if (const int64_t* c = AsConstInt(b->b)) {
+        std::optional<int64_t> x = AffineCoefficient(b->a, var);
+        return x ? std::optional<int64_t>(*x * *c) : std::nullopt;
+      }
+      if (const int64_t* c = AsConstInt(b->a)) {
+        std::optional<int64_t> y = AffineCoefficient(b->b, var);
+        return y ? std::optional<int64_t>(*y * *c) : std::nullopt;
+      }
+    }
+  } else if (const Cast* cast = e.as<Cast>()) {
+    if (cast->type.is_int() && cast->value.type().is_int()) {
+      return AffineCoefficient(cast->value, var);
+    }
+  }
+  return UsesVar(e, var) ? std::nullopt : std::optional<int64_t>(0);
+}
+
+}  // namespace
+
 std::optional<int64_t> StrideAlong(const Expr& offset, const Var& var, const VarBounds& bounds) {
+  if (std::optional<int64_t> coefficient = AffineCoefficient(offset, var.get())) {
+    return coefficient;
+  }
   VarBounds trimmed = bounds;
   auto it = trimmed.find(var.get());
   if (it != trimmed.end()) it->second.hi -= 1;
   return ConstantStride(offset, var, trimmed);
 }
 
-AccessPattern ClassifyAccess(const Expr& offset, const Var& var, const VarBounds& bounds) {
-  if (!UsesVar(offset, var.get())) return AccessPattern::kInvariant;
+AccessAlong AnalyzeAccess(const Expr& offset, const Var& var, const VarBounds& bounds) {
+  if (!UsesVar(offset, var.get())) return {AccessPattern::kInvariant, 0};
   std::optional<int64_t> stride = StrideAlong(offset, var, bounds);
-  return stride && *stride == 1 ? AccessPattern::kUnitStride : AccessPattern::kStrided;
+  return {stride && *stride == 1 ? AccessPattern::kUnitStride : AccessPattern::kStrided, stride};
+}
+
+AccessPattern ClassifyAccess(const Expr& offset, const Var& var, const VarBounds& bounds) {
+  return AnalyzeAccess(offset, var, bounds).pattern;
+}
+
+Expr RowMajorOffset(const std::vector<int64_t>& shape, const std::vector<Expr>& indices) {
+  Expr offset;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Expr index = indices[d].type() == DataType::Int64() ? indices[d]
+                                                        : MakeCast(DataType::Int64(), indices[d]);
+    offset = d == 0 ? index : offset * MakeInt(shape[d]) + index;
+  }
+  return offset.defined() ? offset : MakeInt(0);
 }
 
 }  // namespace tuned::analysis

@@ -19,8 +19,12 @@ namespace tuned::analysis {
 /// and the extent is positive: what the code generator knows about a loop counter.
 std::optional<ir::Interval> ConstantLoopRange(const ir::For& loop);
 
-/// The row-major element offset of `indices` in a buffer of `shape` as an int64 expression,
-/// simplified with the given loop-variable bounds.
+/// The row-major element offset of `indices` in a buffer of `shape` as an int64 expression, as
+/// written (not simplified): enough to classify accesses (StrideAlong simplifies only when the
+/// offset is not plainly affine in the loop variable).
+ir::Expr RowMajorOffset(const std::vector<int64_t>& shape, const std::vector<ir::Expr>& indices);
+
+/// RowMajorOffset simplified with the given loop-variable bounds: what code is generated from.
 ir::Expr FlatOffset(const std::vector<int64_t>& shape, const std::vector<ir::Expr>& indices,
                     const ir::VarBounds& bounds);
 
@@ -30,6 +34,8 @@ std::optional<int64_t> ConstantStride(const ir::Expr& offset, const ir::Var& var
                                       const ir::VarBounds& bounds);
 
 /// ConstantStride with `bounds` holding `var`'s whole range (its last value is dropped here).
+/// An offset plainly affine in `var` (sums, differences, products with constants, integer
+/// casts) gives its exact coefficient without simplifying.
 std::optional<int64_t> StrideAlong(const ir::Expr& offset, const ir::Var& var,
                                    const ir::VarBounds& bounds);
 
@@ -39,6 +45,14 @@ enum class AccessPattern {
   kUnitStride,  // consecutive elements (a vector load or store)
   kStrided,     // anything else: a constant stride other than 1, or none (a gather or scatter)
 };
+
+/// The pattern of `offset` along `var` and its constant stride (0 when invariant, nullopt when
+/// not constant); `bounds` as for StrideAlong. One stride computation for both answers.
+struct AccessAlong {
+  AccessPattern pattern;
+  std::optional<int64_t> stride;
+};
+AccessAlong AnalyzeAccess(const ir::Expr& offset, const ir::Var& var, const ir::VarBounds& bounds);
 
 /// The pattern of `offset` along `var`; `bounds` as for StrideAlong.
 AccessPattern ClassifyAccess(const ir::Expr& offset, const ir::Var& var,

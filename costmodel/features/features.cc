@@ -209,12 +209,11 @@ Access MakeAccess(const ir::BufferNode* buffer, const std::vector<Expr>& indices
   for (size_t d = 0; d < indices.size(); ++d) {
     coefficients.Add(indices[d], 1.0, &access.coef[d * depth]);
   }
-  Expr offset = analysis::FlatOffset(buffer->shape, indices, context.bounds);
-  const ir::Var& inner = loops.back().handle;
-  access.innermost = analysis::ClassifyAccess(offset, inner, context.bounds);
-  if (access.innermost != analysis::AccessPattern::kInvariant) {
-    access.innermost_stride = analysis::StrideAlong(offset, inner, context.bounds);
-  }
+  Expr offset = analysis::RowMajorOffset(buffer->shape, indices);
+  const analysis::AccessAlong along =
+      analysis::AnalyzeAccess(offset, loops.back().handle, context.bounds);
+  access.innermost = along.pattern;
+  if (along.pattern != analysis::AccessPattern::kInvariant) access.innermost_stride = along.stride;
   for (size_t k = depth; k-- > 0;) {
     if (loops[k].kind != ir::ForKind::kVectorized) continue;
     access.vectorized = k + 1 == depth ? access.innermost

@@ -6,36 +6,22 @@
 
 #include "tuning_db/postgres_database_internal.h"
 #include "tuning_db/record_text.h"
+#include "tuning_db/stored_record_internal.h"
 
 namespace tuned::db {
 namespace {
 
-template <typename Message>
-Status ParseStored(Message& message, const std::string& bytes, std::string_view what, int64_t row) {
-  if (!message.ParseFromString(bytes)) {
-    return DataLossError("stored " + std::string(what) + " of row " + std::to_string(row) +
-                         " cannot be parsed");
-  }
-  return Status::Ok();
-}
+// Column reads of one result row, as RecordFromColumns wants them.
+struct PgRow {
+  const PgResult& rows;
+  int row;
+  int64_t Int(int column) const { return rows.Int(row, column); }
+  std::string Text(int column) const { return rows.Text(row, column); }
+  std::string Bytes(int column) const { return rows.Bytes(row, column); }
+};
 
 StatusOr<v1::TuningRecord> RecordFromRow(const PgResult& rows, int row) {
-  v1::TuningRecord record;
-  const int64_t id = rows.Int(row, 0);
-  record.set_record_id(id);
-  TUNED_RETURN_IF_ERROR(
-      ParseStored(*record.mutable_workload(), rows.Bytes(row, 1), "workload", id));
-  record.mutable_target()->set_target(rows.Text(row, 2));
-  record.mutable_target()->set_kind(static_cast<v1::TargetKind>(rows.Int(row, 3)));
-  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_trace(), rows.Bytes(row, 4), "trace", id));
-  record.set_trace_hash(rows.Text(row, 5));
-  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_result(), rows.Bytes(row, 6), "result", id));
-  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_config(), rows.Bytes(row, 7), "config", id));
-  record.set_tuner_version(rows.Text(row, 8));
-  record.set_task_id(rows.Text(row, 9));
-  record.set_created_unix_ms(rows.Int(row, 10));
-  record.set_origin(rows.Text(row, 11));
-  return record;
+  return RecordFromColumns(PgRow{rows, row});
 }
 
 std::string Quoted(const std::string& text) { return "'" + text + "'"; }

@@ -6,37 +6,22 @@
 #include <sstream>
 
 #include "tuning_db/record_text.h"
+#include "tuning_db/stored_record_internal.h"
 #include "tuning_db/sqlite_database_internal.h"
 
 namespace tuned::db {
 namespace {
 
-template <typename Message>
-Status ParseStored(Message& message, const std::string& bytes, std::string_view what, int64_t row) {
-  if (!message.ParseFromString(bytes)) {
-    return DataLossError("stored " + std::string(what) + " of row " + std::to_string(row) +
-                         " cannot be parsed");
-  }
-  return Status::Ok();
-}
+// Column reads of the statement's current row, as RecordFromColumns wants them.
+struct SqliteRow {
+  const Statement& stmt;
+  int64_t Int(int column) const { return stmt.ColumnInt(column); }
+  std::string Text(int column) const { return stmt.ColumnText(column); }
+  std::string Bytes(int column) const { return stmt.ColumnBlob(column); }
+};
 
 StatusOr<v1::TuningRecord> RecordFromRow(const Statement& stmt) {
-  v1::TuningRecord record;
-  const int64_t id = stmt.ColumnInt(0);
-  record.set_record_id(id);
-  TUNED_RETURN_IF_ERROR(
-      ParseStored(*record.mutable_workload(), stmt.ColumnBlob(1), "workload", id));
-  record.mutable_target()->set_target(stmt.ColumnText(2));
-  record.mutable_target()->set_kind(static_cast<v1::TargetKind>(stmt.ColumnInt(3)));
-  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_trace(), stmt.ColumnBlob(4), "trace", id));
-  record.set_trace_hash(stmt.ColumnText(5));
-  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_result(), stmt.ColumnBlob(6), "result", id));
-  TUNED_RETURN_IF_ERROR(ParseStored(*record.mutable_config(), stmt.ColumnBlob(7), "config", id));
-  record.set_tuner_version(stmt.ColumnText(8));
-  record.set_task_id(stmt.ColumnText(9));
-  record.set_created_unix_ms(stmt.ColumnInt(10));
-  record.set_origin(stmt.ColumnText(11));
-  return record;
+  return RecordFromColumns(SqliteRow{stmt});
 }
 
 std::string Quoted(const std::string& text) { return "'" + text + "'"; }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "common/logging.h"
 #include "rpc/credentials.h"
@@ -21,6 +22,10 @@ struct ServeFlags {
   std::string db_path;
   int db_pool_size = 4;
   std::string token_file;
+  std::string worker_token_file;
+  std::string client_token_file;
+  std::string admin_token_file;
+  bool insecure = false;
   std::string tls_cert;
   std::string tls_key;
   std::string port_file;
@@ -50,6 +55,21 @@ Status WritePortFile(const std::string& path, int port) {
   return Status::Ok();
 }
 
+// Each credential file given is read (and refused when other users can read it).
+Status ReadAccessTokens(const ServeFlags& flags, server::AccessTokens& access) {
+  const std::pair<const std::string*, std::string*> files[] = {
+      {&flags.token_file, &access.shared},
+      {&flags.worker_token_file, &access.worker},
+      {&flags.client_token_file, &access.client},
+      {&flags.admin_token_file, &access.admin}};
+  for (const auto& [path, token] : files) {
+    if (!path->empty()) {
+      TUNED_ASSIGN_OR_RETURN(*token, rpc::ReadTokenFile(*path));
+    }
+  }
+  return server::ValidateAccessTokens(access);
+}
+
 Status RunServe(const ServeFlags& flags) {
   server::ServerStackConfig config;
   config.listen = flags.listen;
@@ -59,11 +79,15 @@ Status RunServe(const ServeFlags& flags) {
                                 std::to_string(flags.db_pool_size));
   }
   config.db_pool_size = flags.db_pool_size;
-  if (!flags.token_file.empty()) {
-    TUNED_ASSIGN_OR_RETURN(config.token, rpc::ReadTokenFile(flags.token_file));
-  } else if (!IsLoopback(flags.listen)) {
+  TUNED_RETURN_IF_ERROR(ReadAccessTokens(flags, config.access));
+  if (config.access.empty() && !IsLoopback(flags.listen)) {
+    if (!flags.insecure) {
+      return InvalidArgumentError("listening on '" + flags.listen +
+                                  "' without a credential (--token-file, --worker-token-file, "
+                                  "--client-token-file): give one, or --insecure to allow it");
+    }
     Logger("server")->warn(
-        "listening on '{}' without --token-file: anyone who can reach it "
+        "listening on '{}' without credentials (--insecure): anyone who can reach it "
         "can submit tasks and join as a worker",
         flags.listen);
   }
@@ -120,7 +144,16 @@ void RegisterServeCommand(Program& program) {
                   "Connections to a PostgreSQL database at most (SQLite: ignored)")
       ->capture_default_str();
   cmd->add_option("--token-file", flags->token_file,
-                  "File holding the shared token clients and workers must present");
+                  "File holding the shared token clients and workers must present (every role)");
+  cmd->add_option("--worker-token-file", flags->worker_token_file,
+                  "File holding the token of workers: it may only serve jobs");
+  cmd->add_option("--client-token-file", flags->client_token_file,
+                  "File holding the token of clients: submit and read, never serve as a worker");
+  cmd->add_option("--admin-token-file", flags->admin_token_file,
+                  "File holding the admin token: a client's rights and cancelling tasks (without "
+                  "it, clients may cancel)");
+  cmd->add_flag("--insecure", flags->insecure,
+                "Allow listening off loopback without any credential");
   cmd->add_option("--tls-cert", flags->tls_cert, "PEM certificate chain (enables TLS)");
   cmd->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
   cmd->add_option("--port-file", flags->port_file, "Write the bound port to this file");

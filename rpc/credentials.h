@@ -12,7 +12,8 @@
 
 namespace tuned::rpc {
 
-/// Reads a token file, trimmed of surrounding whitespace; an empty or unreadable file is
+/// Reads a token file, trimmed of surrounding whitespace; an empty or unreadable file, or one
+/// that users other than its owner may access (any group or other permission bit), is
 /// InvalidArgument naming the path.
 StatusOr<std::string> ReadTokenFile(const std::string& path);
 

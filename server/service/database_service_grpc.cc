@@ -15,8 +15,8 @@ constexpr uint32_t kMaxListOffset = 1000000;
 
 class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
  public:
-  DatabaseServiceImpl(db::RecordStore& database, std::string token)
-      : database_(database), token_(std::move(token)) {}
+  DatabaseServiceImpl(db::RecordStore& database, AccessTokens access)
+      : database_(database), access_(std::move(access)) {}
 
   grpc::ServerUnaryReactor* BestRecords(grpc::CallbackServerContext* context,
                                         const v1::BestRecordsRequest* request,
@@ -81,19 +81,19 @@ class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
   template <typename Body>
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Body body) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    grpc::Status status = CheckToken(context, token_);
+    grpc::Status status = Authorize(context, access_, Role::kClient);
     reactor->Finish(status.ok() ? rpc::ToGrpcStatus(body()) : status);
     return reactor;
   }
 
   db::RecordStore& database_;
-  const std::string token_;
+  const AccessTokens access_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, std::string token) {
-  return std::make_unique<DatabaseServiceImpl>(database, std::move(token));
+std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, AccessTokens access) {
+  return std::make_unique<DatabaseServiceImpl>(database, std::move(access));
 }
 
 }  // namespace tuned::server

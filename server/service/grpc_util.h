@@ -2,7 +2,7 @@
 #define TUNED_SERVER_SERVICE_GRPC_UTIL_H_
 
 /// \file
-/// Private to server/service: what every adaptor shares (status mapping from rpc/, token check) and the
+/// Private to server/service: what every adaptor shares (status mapping from rpc/, the role check) and the
 /// factories of the three services. Only server/service/*.cc include it; it pulls in gRPC.
 
 #include <grpcpp/grpcpp.h>
@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "rpc/grpc_status.h"
+#include "server/service/access.h"
 
 namespace tuned::db {
 class RecordStore;
@@ -26,14 +27,16 @@ class TaskManager;
 
 namespace tuned::server {
 
-/// OK when `token` is empty (authentication disabled) or the call carries
-/// "authorization: Bearer <token>"; UNAUTHENTICATED otherwise. Constant-time comparison.
-grpc::Status CheckToken(const grpc::CallbackServerContext* context, const std::string& token);
+/// OK when authentication is off or the call's token holds `role`; UNAUTHENTICATED for a
+/// missing or unknown token, PERMISSION_DENIED for a known token without the role (the message
+/// names the credential and what it may not do). Constant-time token comparison.
+grpc::Status Authorize(const grpc::CallbackServerContext* context, const AccessTokens& tokens,
+                       Role role);
 
-std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, std::string token);
+std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, AccessTokens access);
 std::unique_ptr<grpc::Service> MakeWorkerService(dispatch::Dispatcher& dispatcher,
-                                                 std::string token);
-std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, std::string token);
+                                                 AccessTokens access);
+std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, AccessTokens access);
 
 }  // namespace tuned::server
 

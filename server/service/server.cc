@@ -16,6 +16,7 @@ StatusOr<std::unique_ptr<TunedServer>> TunedServer::Start(const ServerOptions& o
   if (options.tls_cert_pem.empty() != options.tls_key_pem.empty()) {
     return InvalidArgumentError("TLS needs both a certificate and a private key");
   }
+  TUNED_RETURN_IF_ERROR(ValidateAccessTokens(options.access));
   if (options.max_message_bytes <= 0) {
     return InvalidArgumentError("max message size must be positive");
   }
@@ -47,15 +48,15 @@ StatusOr<std::unique_ptr<TunedServer>> TunedServer::Start(const ServerOptions& o
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
 
   if (components.tasks != nullptr) {
-    server->tuning_ = MakeTuningService(*components.tasks, options.token);
+    server->tuning_ = MakeTuningService(*components.tasks, options.access);
     builder.RegisterService(server->tuning_.get());
   }
   if (components.dispatcher != nullptr) {
-    server->worker_ = MakeWorkerService(*components.dispatcher, options.token);
+    server->worker_ = MakeWorkerService(*components.dispatcher, options.access);
     builder.RegisterService(server->worker_.get());
   }
   if (components.database != nullptr) {
-    server->database_ = MakeDatabaseService(*components.database, options.token);
+    server->database_ = MakeDatabaseService(*components.database, options.access);
     builder.RegisterService(server->database_.get());
   }
   server->server_ = builder.BuildAndStart();
@@ -66,7 +67,7 @@ StatusOr<std::unique_ptr<TunedServer>> TunedServer::Start(const ServerOptions& o
     health->SetServingStatus(true);
   }
   Logger("server")->info("server started listen='{}' port={} tls={} auth={}", options.listen,
-                         server->port_, !options.tls_cert_pem.empty(), !options.token.empty());
+                         server->port_, !options.tls_cert_pem.empty(), !options.access.empty());
   return server;
 }
 

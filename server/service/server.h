@@ -5,7 +5,7 @@
 /// The gRPC server of `tuned serve` (and of the embedded `tuned tune`): thin callback-API
 /// adaptors that turn TuningService calls into TaskManager calls, WorkerService streams into
 /// Dispatcher sessions, and DatabaseService calls into RecordStore reads. The adaptors own the
-/// service edge: token authentication, optional TLS, message-size limits, validation of every
+/// service edge: authentication and roles (access.h), optional TLS, message-size limits, validation of every
 /// incoming message (INVALID_ARGUMENT with a reason), and the Status ↔ grpc::Status mapping.
 /// gRPC health checking and server reflection are enabled and need no token.
 
@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "rpc/channel.h"
+#include "server/service/access.h"
 
 namespace grpc {
 class Channel;
@@ -41,8 +42,9 @@ struct ServerOptions {
   /// "host:port" to listen on (port 0 picks a free one); empty: no listening port, only
   /// InProcessChannel (the embedded `tuned tune`).
   std::string listen;
-  /// Shared secret every client and worker must present; empty disables authentication.
-  std::string token;
+  /// The credentials calls must present, by role (server/service/access.h); none: no
+  /// authentication.
+  AccessTokens access;
   /// PEM certificate chain and private key; both empty: plaintext.
   std::string tls_cert_pem;
   std::string tls_key_pem;

@@ -24,10 +24,10 @@ grpc::Status CheckTaskId(const std::string& task_id) {
 /// updates, never a growing queue).
 class WatchReactor : public grpc::ServerWriteReactor<v1::TaskStatus> {
  public:
-  WatchReactor(tasks::TaskManager& tasks, const std::string& token,
+  WatchReactor(tasks::TaskManager& tasks, const AccessTokens& access,
                grpc::CallbackServerContext* context, const v1::WatchTaskRequest& request)
       : tasks_(tasks) {
-    grpc::Status status = CheckToken(context, token);
+    grpc::Status status = Authorize(context, access, Role::kClient);
     if (status.ok()) status = CheckTaskId(request.task_id());
     if (!status.ok()) {
       Finish(status);
@@ -103,8 +103,8 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::TaskStatus> {
 
 class TuningServiceImpl final : public v1::TuningService::CallbackService {
  public:
-  TuningServiceImpl(tasks::TaskManager& tasks, std::string token)
-      : tasks_(tasks), token_(std::move(token)) {}
+  TuningServiceImpl(tasks::TaskManager& tasks, AccessTokens access)
+      : tasks_(tasks), access_(std::move(access)) {}
 
   grpc::ServerUnaryReactor* SubmitTask(grpc::CallbackServerContext* context,
                                        const v1::SubmitTaskRequest* request,
@@ -150,13 +150,13 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
 
   grpc::ServerWriteReactor<v1::TaskStatus>* WatchTask(
       grpc::CallbackServerContext* context, const v1::WatchTaskRequest* request) override {
-    return new WatchReactor(tasks_, token_, context, *request);
+    return new WatchReactor(tasks_, access_, context, *request);
   }
 
   grpc::ServerUnaryReactor* CancelTask(grpc::CallbackServerContext* context,
                                        const v1::CancelTaskRequest* request,
                                        v1::TaskStatus* response) override {
-    return Unary(context, [&]() -> grpc::Status {
+    return Unary(context, Role::kAdmin, [&]() -> grpc::Status {
       if (grpc::Status s = CheckTaskId(request->task_id()); !s.ok()) return s;
       auto status = tasks_.Cancel(request->task_id());
       if (!status.ok()) return rpc::ToGrpcStatus(status.status());
@@ -168,20 +168,24 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
  private:
   template <typename Body>
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Body body) {
+    return Unary(context, Role::kClient, std::move(body));
+  }
+  template <typename Body>
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Role role, Body body) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    grpc::Status status = CheckToken(context, token_);
+    grpc::Status status = Authorize(context, access_, role);
     reactor->Finish(status.ok() ? body() : status);
     return reactor;
   }
 
   tasks::TaskManager& tasks_;
-  const std::string token_;
+  const AccessTokens access_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, std::string token) {
-  return std::make_unique<TuningServiceImpl>(tasks, std::move(token));
+std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, AccessTokens access) {
+  return std::make_unique<TuningServiceImpl>(tasks, std::move(access));
 }
 
 }  // namespace tuned::server

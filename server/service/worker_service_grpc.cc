@@ -77,10 +77,10 @@ Status ValidateResult(const v1::MeasureResult& result) {
 class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::ServerMessage>,
                              public dispatch::WorkerConnection {
  public:
-  ConnectReactor(dispatch::Dispatcher& dispatcher, const std::string& token,
+  ConnectReactor(dispatch::Dispatcher& dispatcher, const AccessTokens& access,
                  grpc::CallbackServerContext* context)
       : dispatcher_(dispatcher), peer_(context->peer()) {
-    if (grpc::Status status = CheckToken(context, token); !status.ok()) {
+    if (grpc::Status status = Authorize(context, access, Role::kWorker); !status.ok()) {
       Logger("server")->warn("worker refused peer={} reason='{}'", peer_, status.error_message());
       std::lock_guard<std::mutex> lock(mu_);
       FinishLocked(status);
@@ -237,19 +237,19 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
 
 class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
  public:
-  WorkerServiceImpl(dispatch::Dispatcher& dispatcher, std::string token)
-      : dispatcher_(dispatcher), token_(std::move(token)) {}
+  WorkerServiceImpl(dispatch::Dispatcher& dispatcher, AccessTokens access)
+      : dispatcher_(dispatcher), access_(std::move(access)) {}
 
   grpc::ServerBidiReactor<v1::WorkerMessage, v1::ServerMessage>* Connect(
       grpc::CallbackServerContext* context) override {
-    return new ConnectReactor(dispatcher_, token_, context);
+    return new ConnectReactor(dispatcher_, access_, context);
   }
 
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,
                                         const v1::ListWorkersRequest* request,
                                         v1::ListWorkersResponse* response) override {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    grpc::Status status = CheckToken(context, token_);
+    grpc::Status status = Authorize(context, access_, Role::kClient);
     if (status.ok()) {
       for (const dispatch::WorkerSnapshot& worker : dispatcher_.ListWorkers()) {
         v1::WorkerStatus* out = response->add_workers();
@@ -272,14 +272,14 @@ class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
 
  private:
   dispatch::Dispatcher& dispatcher_;
-  const std::string token_;
+  const AccessTokens access_;
 };
 
 }  // namespace
 
 std::unique_ptr<grpc::Service> MakeWorkerService(dispatch::Dispatcher& dispatcher,
-                                                 std::string token) {
-  return std::make_unique<WorkerServiceImpl>(dispatcher, std::move(token));
+                                                 AccessTokens access) {
+  return std::make_unique<WorkerServiceImpl>(dispatcher, std::move(access));
 }
 
 }  // namespace tuned::server

@@ -24,7 +24,7 @@ StatusOr<std::unique_ptr<EmbeddedStack>> EmbeddedStack::Start(
 
   ServerStackConfig config;
   config.db_path = options.db_path;
-  config.token = embedded->token_;
+  config.access.shared = embedded->token_;
   config.resume_tasks = false;
   TUNED_ASSIGN_OR_RETURN(embedded->stack_, ServerStack::Start(config));
 

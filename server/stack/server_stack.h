@@ -23,7 +23,7 @@ struct ServerStackConfig {
   std::string listen;  // empty: in-process channel only
   std::string db_path;  // An SQLite file or a postgresql:// URL (db::OpenDatabase).
   int db_pool_size = 4;  // PostgreSQL: most connections the server holds to the database.
-  std::string token;
+  AccessTokens access;  // credentials by role; none: no authentication
   std::string tls_cert_pem;
   std::string tls_key_pem;
   int max_message_bytes = kDefaultMaxMessageBytes;

@@ -84,7 +84,15 @@ Cluster::Cluster() {
   db_path_ = dir_ + "/tuned.db";
   token_file_ = dir_ + "/token";
   port_file_ = dir_ + "/port";
-  std::ofstream(token_file_) << token_ << "\n";
+  WriteSecret("token", token_ + "\n");
+}
+
+std::string Cluster::WriteSecret(const std::string& name, const std::string& content) const {
+  const std::string path = dir_ + "/" + name;
+  std::ofstream(path) << content;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write);
+  return path;
 }
 
 Cluster::~Cluster() {

@@ -56,6 +56,8 @@ class Cluster {
   const std::string& db_path() const { return db_path_; }
   void set_db_path(std::string location) { db_path_ = std::move(location); }
   const std::string& token_file() const { return token_file_; }
+  /// Writes `content` to dir()/name, readable by its owner only (as credential files must be).
+  std::string WriteSecret(const std::string& name, const std::string& content) const;
   const std::string& token() const { return token_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }

@@ -253,8 +253,7 @@ TEST_P(ClusterOnBackend, ServerKilledMidTaskResumesAfterRestartWithoutLosingReco
 
 TEST_F(ClusterTest, WrongTokenIsRefused) {
   // A worker with the wrong token exits with the server's refusal instead of retrying.
-  const std::string bad_token = cluster_.dir() + "/bad-token";
-  { std::ofstream(bad_token) << "not-the-token\n"; }
+  const std::string bad_token = cluster_.WriteSecret("bad-token", "not-the-token\n");
   ChildProcess worker({TUNED_WORKER_BINARY, "--server", cluster_.address(), "--token-file",
                        bad_token, "--id", "intruder"},
                       cluster_.dir() + "/intruder.log");

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +44,7 @@ class RpcClientsTest : public ::testing::Test {
     server::ServerStackConfig config;
     config.listen = "127.0.0.1:0";
     config.db_path = db_path_;
-    config.token = token;
+    config.access.shared = token;
     auto stack = server::ServerStack::Start(config);
     ASSERT_TRUE(stack.ok()) << stack.status().ToString();
     stack_ = std::move(*stack);
@@ -206,10 +208,16 @@ TEST(RpcAuthTest, TokenMatchesOnlyTheWholeToken) {
 TEST(RpcCredentialsTest, TokenFilesAreTrimmedAndEmptyOnesRefused) {
   db::testing::TempDir dir;
   db::testing::WriteFile(dir.File("token"), "  tok3n \n");
+  // Readable by others: refused, naming the file and its mode.
+  auto readable = rpc::ReadTokenFile(dir.File("token"));
+  EXPECT_EQ(readable.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(readable.status().message(), HasSubstr("is accessible by other users"));
+  std::filesystem::permissions(dir.File("token"), std::filesystem::perms::owner_read);
   auto token = rpc::ReadTokenFile(dir.File("token"));
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(*token, "tok3n");
   db::testing::WriteFile(dir.File("empty"), " \n");
+  std::filesystem::permissions(dir.File("empty"), std::filesystem::perms::owner_read);
   EXPECT_EQ(rpc::ReadTokenFile(dir.File("empty")).status().code(), StatusCode::kInvalidArgument);
   auto missing = rpc::LoadClientConfig("h:1", "", false, dir.File("no-such-ca.pem"));
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);

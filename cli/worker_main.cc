@@ -1,11 +1,13 @@
 // `tuned-worker`: a measurement worker. Connects out to a `tuned serve`, announces its target
 // and device, measures the jobs it is given with the measurement engine, and reconnects when
-// the server goes away. SIGINT/SIGTERM stop it.
+// the server goes away. SIGINT/SIGTERM drain it: no more jobs, the held ones reported, then exit.
 
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -29,9 +31,11 @@ struct WorkerFlags {
   std::string id;
   int max_reconnects = -1;
   int reconnect_max_ms = 5000;
+  int drain_timeout_ms = 20000;
 };
 
 Status RunWorker(const WorkerFlags& flags) {
+  if (flags.drain_timeout_ms < 0) return InvalidArgumentError("--drain-timeout-ms must be >= 0");
   if (flags.slots == 0 || flags.slots > 1024) {
     return InvalidArgumentError("--slots must be within [1, 1024]");
   }
@@ -70,13 +74,20 @@ Status RunWorker(const WorkerFlags& flags) {
   Logger("worker")->info("worker starting worker={} server={} target='{}' slots={}",
                          client->worker_id(), flags.server, engine->target().target(), flags.slots);
 
-  std::thread signal_thread([&signals, client_ptr] {
+  // A stop signal drains: the server sends no more jobs, the held ones are reported (Slurm's
+  // scancel and Kubernetes send SIGTERM and wait before SIGKILL; the default timeout fits
+  // inside their default 30 s grace).
+  std::atomic<bool> run_ended = false;
+  std::thread signal_thread([&signals, &run_ended, client_ptr, &flags] {
     int signal_number = 0;
     sigwait(&signals, &signal_number);
-    client_ptr->Stop();
+    if (run_ended) return;
+    client_ptr->Drain("signal " + std::to_string(signal_number),
+                      std::chrono::milliseconds(flags.drain_timeout_ms));
   });
   Status status = client->Run();
   // Release the signal thread if Run ended by itself.
+  run_ended = true;
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   engine->Drain();
@@ -106,6 +117,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--reconnect-max-ms", flags->reconnect_max_ms,
                  "Longest wait between reconnection attempts, ms")
+      ->capture_default_str();
+  app.add_option("--drain-timeout-ms", flags->drain_timeout_ms,
+                 "On SIGTERM/SIGINT, how long to finish the jobs held before handing them back, ms")
       ->capture_default_str();
   program.SetMainAction([flags] { return tuned::cli::RunWorker(*flags); });
   return program.Run(argc, argv);

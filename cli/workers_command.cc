@@ -41,6 +41,7 @@ Status RunWorkers(const WorkersFlags& flags) {
                                 {"jobs_assigned", w.jobs_assigned()},
                                 {"results", w.results()},
                                 {"leases_lost", w.leases_lost()},
+                                {"draining", w.draining()},
                                 {"connected_unix_ms", w.connected_unix_ms()},
                                 {"last_seen_unix_ms", w.last_seen_unix_ms()}});
     }
@@ -54,7 +55,9 @@ Status RunWorkers(const WorkersFlags& flags) {
   std::printf("%-28s %-6s %-8s %-8s %-8s %-6s %-9s %s\n", "WORKER", "SLOTS", "RUNNING", "DONE",
               "LOST", "SEEN", "UP", "TARGET / DEVICE");
   for (const v1::WorkerStatus& w : response.workers()) {
-    std::printf("%-28s %-6u %-8d %-8llu %-8llu %-6s %-9s %s / %s\n", w.hello().worker_id().c_str(),
+    // A draining worker is marked after its id: it finishes its jobs and gets no more.
+    const std::string name = w.hello().worker_id() + (w.draining() ? " (draining)" : "");
+    std::printf("%-28s %-6u %-8d %-8llu %-8llu %-6s %-9s %s / %s\n", name.c_str(),
                 w.hello().slots(), w.running_job_ids_size(),
                 static_cast<unsigned long long>(w.results()),
                 static_cast<unsigned long long>(w.leases_lost()),

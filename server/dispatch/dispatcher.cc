@@ -140,6 +140,15 @@ void Dispatcher::HandleHeartbeat(uint64_t session_id, const v1::Heartbeat& heart
   }
 }
 
+void Dispatcher::HandleDrain(uint64_t session_id, std::string_view reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end() || it->second.draining) return;
+  it->second.draining = true;
+  Log()->info("worker draining worker={} session={} reason='{}' leases_held={}",
+              it->second.hello.worker_id(), session_id, reason, it->second.leased.size());
+}
+
 bool Dispatcher::HandleResult(uint64_t session_id, v1::MeasureResult result) {
   std::vector<Completion> completions;
   {
@@ -296,8 +305,7 @@ void Dispatcher::PumpLocked(const std::string& target) {
   while (!queue.by_task.empty()) {
     bool any_free = false;
     for (uint64_t id : queue.sessions) {
-      const Session& session = sessions_.at(id);
-      if (session.leased.size() < session.hello.slots()) any_free = true;
+      if (sessions_.at(id).FreeSlots() > 0) any_free = true;
     }
     if (!any_free) return;
     std::string job_id;
@@ -309,7 +317,7 @@ void Dispatcher::PumpLocked(const std::string& target) {
     std::pair<bool, int64_t> best_rank{false, 0};
     for (uint64_t id : queue.sessions) {
       Session& session = sessions_.at(id);
-      int64_t free_slots = int64_t(session.hello.slots()) - int64_t(session.leased.size());
+      int64_t free_slots = session.FreeSlots();
       if (free_slots <= 0) continue;
       std::pair<bool, int64_t> rank{!job.past_holders.contains(id), free_slots};
       if (best == nullptr || rank > best_rank) {
@@ -370,6 +378,7 @@ std::vector<WorkerSnapshot> Dispatcher::ListWorkers() const {
     snapshot.jobs_assigned = session.jobs_assigned;
     snapshot.results = session.results;
     snapshot.leases_lost = session.leases_lost;
+    snapshot.draining = session.draining;
     out.push_back(std::move(snapshot));
   }
   return out;

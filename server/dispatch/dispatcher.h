@@ -9,6 +9,7 @@
 ///     tasks ──Submit(job, callback)──▶ queue per target ──lease──▶ WorkerConnection::SendJob
 ///     worker ──result──▶ HandleResult ──▶ callback (exactly once per job)
 ///     worker ──heartbeat──▶ HandleHeartbeat (renews the leases it lists)
+///     worker ──drain──▶ HandleDrain (no more jobs for it; it finishes the ones it holds)
 ///     lease checker ──▶ CheckLeases: silent workers dropped, expired leases revoked, jobs
 ///                       requeued at the front of their task's queue; after `max_attempts`
 ///                       leases the job completes as MEASURE_STATUS_WORKER_LOST
@@ -87,6 +88,7 @@ struct WorkerSnapshot {
   int64_t jobs_assigned = 0;
   int64_t results = 0;
   int64_t leases_lost = 0;
+  bool draining = false;
 };
 
 struct DispatcherStats {
@@ -122,6 +124,9 @@ class Dispatcher {
   void UnregisterWorker(uint64_t session_id, std::string_view reason);
   /// Renews the worker's liveness and the leases of the jobs it lists.
   void HandleHeartbeat(uint64_t session_id, const v1::Heartbeat& heartbeat);
+  /// The worker is shutting down: it gets no more jobs; its leases stay until it reports them
+  /// or its stream ends (then they are requeued as for any worker that leaves).
+  void HandleDrain(uint64_t session_id, std::string_view reason);
   /// Completes the result's job (first result wins). Returns false when the result was ignored
   /// (duplicate, unknown job, or a job this worker never held). `result.worker_id` is set to the
   /// session's worker id.
@@ -169,6 +174,10 @@ class Dispatcher {
     int64_t jobs_assigned = 0;
     int64_t results = 0;
     int64_t leases_lost = 0;
+    bool draining = false;  // Gets no new jobs.
+    int64_t FreeSlots() const {
+      return draining ? 0 : int64_t(hello.slots()) - int64_t(leased.size());
+    }
   };
   struct TargetQueue {
     std::map<std::string, std::deque<std::string>> by_task;  // task id -> job ids, FIFO

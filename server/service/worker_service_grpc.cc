@@ -174,10 +174,20 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
         dispatcher_.HandleHeartbeat(session, message.heartbeat());
         return Status::Ok();
       }
+      case v1::WorkerMessage::kDrain: {
+        uint64_t session = Session();
+        if (session == 0) return InvalidArgumentError("worker sent a drain before its hello");
+        if (message.drain().reason().size() > kMaxErrorChars) {
+          return InvalidArgumentError("drain reason too long");
+        }
+        dispatcher_.HandleDrain(session, message.drain().reason());
+        return Status::Ok();
+      }
       case v1::WorkerMessage::MESSAGE_NOT_SET:
         break;
     }
-    return InvalidArgumentError("empty worker message (expected hello, result or heartbeat)");
+    return InvalidArgumentError(
+        "empty worker message (expected hello, result, heartbeat or drain)");
   }
 
   uint64_t Session() {
@@ -261,6 +271,7 @@ class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
         out->set_jobs_assigned(uint64_t(worker.jobs_assigned));
         out->set_results(uint64_t(worker.results));
         out->set_leases_lost(uint64_t(worker.leases_lost));
+        out->set_draining(worker.draining);
       }
       dispatch::DispatcherStats stats = dispatcher_.Stats();
       response->set_queued_jobs(uint64_t(stats.queued));

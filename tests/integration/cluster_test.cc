@@ -27,6 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr auto kTaskTimeout = std::chrono::seconds(120);
 
@@ -204,6 +205,33 @@ TEST_F(ClusterTest, WorkerKilledMidTaskStillCompletesWithEveryTrialOnce) {
   EXPECT_EQ(status.trials_done(), 64u);
   ExpectEachTrialOnce(cluster_, task_id, 64);
   EXPECT_THAT(cluster_.server().Log(), HasSubstr("worker left worker=victim"));
+}
+
+TEST_F(ClusterTest, WorkerStoppedBySigtermDrainsWithoutHandingJobsBack) {
+  ChildProcess& leaving = cluster_.StartWorker("leaving", {"--slots", "2"});
+  cluster_.StartWorker("staying");
+  ASSERT_TRUE(cluster_.WaitWorkers(2, 60s)) << Logs();
+  std::string task_id = SubmitTask(cluster_, Cluster::SmallTask(32));
+  ASSERT_FALSE(task_id.empty());
+
+  v1::TaskStatus status;
+  ASSERT_TRUE(cluster_.WaitTask(
+      task_id, [](const auto& s) { return s.trials_done() >= 8; }, kTaskTimeout, &status))
+      << Logs();
+  leaving.Signal(SIGTERM);
+  std::optional<int> code = leaving.Wait(30s);
+  ASSERT_TRUE(code.has_value()) << "a draining worker did not exit";
+  EXPECT_EQ(*code, 0) << leaving.Log();
+  EXPECT_THAT(leaving.Log(), HasSubstr("worker drained worker=leaving jobs_handed_back=0"));
+  EXPECT_THAT(cluster_.server().Log(), HasSubstr("worker draining worker=leaving"));
+
+  ASSERT_TRUE(cluster_.WaitTask(
+      task_id, [](const auto& s) { return v1::IsFinal(s.state()); }, kTaskTimeout, &status))
+      << Logs();
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+  ExpectEachTrialOnce(cluster_, task_id, 32);
+  // It reported everything it held: nothing was requeued because of it.
+  EXPECT_THAT(cluster_.server().Log(), Not(HasSubstr("reason='worker 'leaving'")));
 }
 
 TEST_P(ClusterOnBackend, ServerKilledMidTaskResumesAfterRestartWithoutLosingRecords) {

@@ -32,6 +32,7 @@ bool IsPermanent(StatusCode code) {
 struct WorkerClient::Session {
   std::mutex mu;
   std::condition_variable cv;
+  std::condition_variable idle;  // Notified when `running` becomes empty.
   bool closed = false;
   int heartbeat_ms = 1000;
   std::set<std::string> running;
@@ -39,6 +40,12 @@ struct WorkerClient::Session {
 
   // Requires mu.
   bool WriteLocked(const v1::WorkerMessage& message) { return !closed && stream->Write(message); }
+  // Whether the job was still held.
+  bool FinishJobLocked(const std::string& job_id) {
+    const bool was_running = running.erase(job_id) != 0;
+    if (running.empty()) idle.notify_all();
+    return was_running;
+  }
 };
 
 WorkerClient::WorkerClient(WorkerClientOptions options, MeasurementEngine& engine)
@@ -60,6 +67,31 @@ void WorkerClient::Stop() {
   stopping_ = true;
   if (active_context_ != nullptr) active_context_->TryCancel();
   cv_.notify_all();
+}
+
+int WorkerClient::Drain(const std::string& reason, std::chrono::milliseconds timeout) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    session = active_session_;
+    stopping_ = true;  // No reconnection from here on; Stop below ends the stream.
+  }
+  int left = 0;
+  if (session != nullptr) {
+    std::unique_lock<std::mutex> lock(session->mu);
+    v1::WorkerMessage message;
+    message.mutable_drain()->set_reason(reason);
+    if (session->WriteLocked(message)) {
+      Log()->info("worker draining worker={} jobs_held={} timeout_ms={}", worker_id_,
+                  session->running.size(), timeout.count());
+      session->idle.wait_for(lock, timeout,
+                             [&] { return session->running.empty() || session->closed; });
+    }
+    left = int(session->running.size());
+  }
+  Log()->info("worker drained worker={} jobs_handed_back={}", worker_id_, left);
+  Stop();
+  return left;
 }
 
 WorkerClientStats WorkerClient::stats() const {
@@ -112,6 +144,10 @@ Status WorkerClient::RunSession(bool* established) {
   }
   auto session = std::make_shared<Session>();
   session->heartbeat_ms = options_.default_heartbeat_ms;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_session_ = session;
+  }
   session->stream = stub->Connect(&context);
 
   v1::WorkerMessage hello;
@@ -163,7 +199,7 @@ Status WorkerClient::RunSession(bool* established) {
         engine_.Submit(message.job(), [session, job_id, worker_id, results,
                                        dropped](StatusOr<v1::MeasureResult> result) {
           std::lock_guard<std::mutex> lock(session->mu);
-          if (session->running.erase(job_id) == 0 || session->closed) {
+          if (!session->FinishJobLocked(job_id) || session->closed) {
             ++*dropped;
             return;
           }
@@ -189,7 +225,7 @@ Status WorkerClient::RunSession(bool* established) {
       }
       case v1::ServerMessage::kCancelJobId: {
         std::lock_guard<std::mutex> lock(session->mu);
-        session->running.erase(message.cancel_job_id());
+        session->FinishJobLocked(message.cancel_job_id());
         break;
       }
       case v1::ServerMessage::MESSAGE_NOT_SET:
@@ -200,12 +236,14 @@ Status WorkerClient::RunSession(bool* established) {
     std::lock_guard<std::mutex> lock(session->mu);
     session->closed = true;
     session->cv.notify_all();
+    session->idle.notify_all();
   }
   if (heartbeat.joinable()) heartbeat.join();
   grpc::Status finished = session->stream->Finish();
   {
     std::lock_guard<std::mutex> lock(mu_);
     active_context_ = nullptr;
+    active_session_ = nullptr;
   }
   if (finished.ok()) return UnavailableError("server closed the stream");
   return rpc::FromGrpcStatus(finished, "server " + context.peer());

@@ -14,6 +14,7 @@
 /// `max_reconnects` consecutive failed connection attempts.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -65,8 +66,13 @@ class WorkerClient {
 
   /// Connects and serves until stopped (OK) or refused / out of reconnects (the error).
   Status Run();
-  /// Ends Run from another thread (or a signal-handling thread); idempotent.
+  /// Ends Run from another thread (or a signal-handling thread); idempotent. Jobs held are
+  /// abandoned: the server requeues them when the stream ends.
   void Stop();
+  /// Ends Run gracefully: tells the server to send no more jobs, waits up to `timeout` for
+  /// the jobs held to be reported, then stops. Returns how many were still held (and so
+  /// handed back to the server). Without a connection it just stops.
+  int Drain(const std::string& reason, std::chrono::milliseconds timeout);
 
   const std::string& worker_id() const { return worker_id_; }
   WorkerClientStats stats() const;
@@ -85,6 +91,7 @@ class WorkerClient {
   std::condition_variable cv_;
   bool stopping_ = false;
   grpc::ClientContext* active_context_ = nullptr;  // To cancel the open stream on Stop.
+  std::shared_ptr<Session> active_session_;        // To drain it.
   std::shared_ptr<std::atomic<int64_t>> results_ = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<std::atomic<int64_t>> dropped_ = std::make_shared<std::atomic<int64_t>>(0);
   int64_t sessions_ = 0;

@@ -1,5 +1,6 @@
 // The dispatcher alone, with fake worker connections and an injected clock: leases,
-// heartbeats, requeue, bounded retries, idempotent results, target matching, fair sharing.
+// heartbeats, requeue, bounded retries, idempotent results, target matching, fair sharing,
+// draining.
 
 #include "server/dispatch/dispatcher.h"
 
@@ -135,6 +136,29 @@ TEST_F(DispatcherTest, IgnoresResultFromWorkerThatNeverHeldTheJob) {
   uint64_t other = Connect("stranger", kCpu, 1, &stranger);
   EXPECT_FALSE(dispatcher_.HandleResult(other, Ok("j1")));
   EXPECT_THAT(results_, IsEmpty());
+}
+
+TEST_F(DispatcherTest, DrainingWorkerGetsNoNewJobsAndReportsTheOnesItHolds) {
+  FakeConnection leaving;
+  FakeConnection staying;
+  uint64_t a = Connect("leaving", kCpu, 2, &leaving);
+  Submit("j1", "t");
+  Submit("j2", "t");
+  ASSERT_THAT(leaving.JobIds(), ElementsAre("j1", "j2"));
+  dispatcher_.HandleDrain(a, "signal 15");
+  EXPECT_TRUE(dispatcher_.ListWorkers().at(0).draining);
+  // Its results still count; its freed slots are not refilled.
+  EXPECT_TRUE(dispatcher_.HandleResult(a, Ok("j1")));
+  Submit("j3", "t");
+  EXPECT_THAT(leaving.JobIds(), ElementsAre("j1", "j2"));
+  EXPECT_EQ(dispatcher_.Stats().queued, 1);
+  // Another worker takes the queue; the one still held goes there when the stream ends.
+  Connect("staying", kCpu, 2, &staying);
+  EXPECT_THAT(staying.JobIds(), ElementsAre("j3"));
+  dispatcher_.UnregisterWorker(a, "drained");
+  EXPECT_THAT(staying.JobIds(), ElementsAre("j3", "j2"));
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].job_id(), "j1");
 }
 
 TEST_F(DispatcherTest, DroppedStreamRequeuesLeasesToAnotherWorker) {

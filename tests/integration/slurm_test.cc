@@ -63,8 +63,7 @@ class SlurmTest : public ::testing::Test {
 
   void TearDown() override {
     if (!started_) return;
-    std::string out;
-    Shell("scancel --quiet --user=root", &out);
+    std::string out;  // Cancels the jobs, stops the daemons, removes the folder.
     Shell(std::string(TUNED_SOURCE_DIR) + "/tests/support/slurm_cluster.sh stop " + slurm_dir_,
           &out);
   }

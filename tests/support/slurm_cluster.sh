@@ -12,11 +12,42 @@ dir=${2:?usage: slurm_cluster.sh start|stop DIR}
 
 unavailable() { echo "slurm_cluster: $*" >&2; exit 77; }
 
+# Every process of this cluster: the daemons carry a marker in their environment (a caller's
+# SLURM_CONF would also match the caller and this script), job steps and jobs descend from them.
+cluster_pids() {
+  local roots
+  roots=$(grep -lsaz "^TUNED_SLURM_CLUSTER=$dir\$" /proc/[0-9]*/environ | cut -d/ -f3 || true)
+  [ -n "$roots" ] || return 0
+  ps -e -o pid=,ppid= | awk -v roots="$roots" '
+    BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) keep[r[i]] = 1 }
+    { parent[$1] = $2 }
+    END {
+      for (pid in parent) {
+        for (p = pid; p in parent && p > 1; p = parent[p]) if (p in keep) { print pid; break }
+      }
+    }'
+}
+
 stop() {
-  for pidfile in slurmd.pid slurmctld.pid munge/munged.pid; do
-    [ -f "$dir/$pidfile" ] && kill "$(cat "$dir/$pidfile")" 2>/dev/null || true
+  if [ -f "$dir/slurm.conf" ]; then
+    # Jobs first, while slurmctld can still end them (they drain on SIGTERM), then the daemons.
+    SLURM_CONF="$dir/slurm.conf" scancel --quiet --user="$(id -un)" 2>/dev/null || true
+    for _ in $(seq 150); do
+      [ -z "$(SLURM_CONF="$dir/slurm.conf" squeue -h 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+  fi
+  for signal in TERM KILL; do
+    pids=$(cluster_pids)
+    [ -n "${pids// /}" ] || break
+    kill -s "$signal" $pids 2>/dev/null || true
+    for _ in $(seq 25); do
+      alive=0
+      for pid in $pids; do kill -0 "$pid" 2>/dev/null && alive=1; done
+      [ $alive -eq 0 ] && break
+      sleep 0.2
+    done
   done
-  sleep 0.5
   rm -rf "$dir"
 }
 
@@ -31,6 +62,7 @@ mkdir -p "$dir"/{state,spool,log,munge}
 chmod 700 "$dir/munge"
 dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
 chmod 600 "$dir/munge/munge.key"
+export TUNED_SLURM_CLUSTER="$dir"  # marks the daemons for `stop`
 munged --force --socket="$dir/munge/socket" --key-file="$dir/munge/munge.key" \
   --log-file="$dir/log/munged.log" --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/seed"
 

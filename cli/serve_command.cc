@@ -55,7 +55,7 @@ Status WritePortFile(const std::string& path, int port) {
   return Status::Ok();
 }
 
-// Each credential file given is read (and refused when other users can read it).
+// Each credential file given is read (and refused when every user can read it).
 Status ReadAccessTokens(const ServeFlags& flags, server::AccessTokens& access) {
   const std::pair<const std::string*, std::string*> files[] = {
       {&flags.token_file, &access.shared},

@@ -22,13 +22,14 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, std::string_view wh
 
 StatusOr<std::string> ReadTokenFile(const std::string& path) {
   TUNED_ASSIGN_OR_RETURN(std::string token, ReadWholeFile(path, "token file"));
-  // A secret other users can read is not a secret: refuse it, as ssh does a private key.
+  // A secret every user can read is not a secret: refuse it, as ssh does a private key. The
+  // group may read it: Kubernetes gives a pod's secrets to its fsGroup that way (0440).
   struct stat info {};
-  if (stat(path.c_str(), &info) == 0 && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+  if (stat(path.c_str(), &info) == 0 && (info.st_mode & S_IRWXO) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof(mode), "%04o", unsigned(info.st_mode & 07777));
-    return InvalidArgumentError("token file '" + path + "' is accessible by other users (mode " +
-                                mode + "): chmod 600 it");
+    return InvalidArgumentError("token file '" + path + "' is accessible by all users (mode " + mode +
+                                "): chmod o-rwx it");
   }
   const char* kSpace = " \t\r\n";
   size_t begin = token.find_first_not_of(kSpace);

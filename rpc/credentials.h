@@ -13,8 +13,8 @@
 namespace tuned::rpc {
 
 /// Reads a token file, trimmed of surrounding whitespace; an empty or unreadable file, or one
-/// that users other than its owner may access (any group or other permission bit), is
-/// InvalidArgument naming the path.
+/// that every user may access (any "other" permission bit), is
+/// InvalidArgument naming the path. (The group may read it.)
 StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 /// Reads a PEM file; one that is unreadable or holds no PEM block is InvalidArgument naming it.

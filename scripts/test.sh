@@ -2,5 +2,5 @@
 # Sets up (packages, configure, build) and runs the whole test suite with CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+TUNED_TEST_PACKAGES=1 bash scripts/setup.sh
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"

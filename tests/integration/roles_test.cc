@@ -1,6 +1,6 @@
 // Credentials by role against a real `tuned serve` and real workers on loopback: a worker token
 // serves jobs and nothing else, a client token submits and reads but cannot join as a worker, an
-// admin token is needed to cancel once one is configured; credential files other users can read,
+// admin token is needed to cancel once one is configured; credential files every user can read,
 // two roles sharing a token, and listening off loopback with no credential are refused.
 
 #include <gmock/gmock.h>
@@ -130,7 +130,7 @@ TEST_F(RolesTest, CancellingNeedsTheAdminCredential) {
   EXPECT_TRUE(Cancel(cluster_.token(), second).ok()) << "the shared token holds every role";
 }
 
-TEST(CredentialFilesTest, AreRefusedWhenOtherUsersCanReadThem) {
+TEST(CredentialFilesTest, AreRefusedWhenEveryUserCanReadThem) {
   Cluster cluster;
   const std::string open_file = cluster.WriteSecret("open-token", "secret-token\n");
   std::filesystem::permissions(open_file, std::filesystem::perms::group_read |
@@ -141,11 +141,11 @@ TEST(CredentialFilesTest, AreRefusedWhenOtherUsersCanReadThem) {
                               cluster.dir() + "/x.db", "--worker-token-file", open_file},
                              &out),
             2);
-  EXPECT_THAT(out, HasSubstr("is accessible by other users (mode 0644): chmod 600 it"));
+  EXPECT_THAT(out, HasSubstr("is accessible by all users (mode 0644): chmod o-rwx it"));
   EXPECT_EQ(cluster.RunTuned({"workers", "--server", "127.0.0.1:1", "--token-file", open_file},
                              &out),
             2);
-  EXPECT_THAT(out, HasSubstr("open-token' is accessible by other users"));
+  EXPECT_THAT(out, HasSubstr("open-token' is accessible by all users"));
 }
 
 TEST(CredentialFilesTest, TwoRolesMayNotShareAToken) {

@@ -210,7 +210,7 @@ TEST(RpcCredentialsTest, TokenFilesAreTrimmedAndEmptyOnesRefused) {
   // Readable by others: refused, naming the file and its mode.
   auto readable = rpc::ReadTokenFile(dir.File("token"));
   EXPECT_EQ(readable.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(readable.status().message(), HasSubstr("is accessible by other users"));
+  EXPECT_THAT(readable.status().message(), HasSubstr("is accessible by all users"));
   std::filesystem::permissions(dir.File("token"), std::filesystem::perms::owner_read);
   auto token = rpc::ReadTokenFile(dir.File("token"));
   ASSERT_TRUE(token.ok()) << token.status().ToString();

@@ -29,9 +29,9 @@ packages=(
 )
 # What only the test suite uses (scripts/test.sh sets TUNED_TEST_PACKAGES=1): Slurm and munge for
 # the job-array test (it starts its own daemons in a scratch folder), PyYAML and systemd-analyze
-# for the check of deploy/.
+# for the check of deploy/, iproute2 for the test that cuts links between network namespaces.
 [ "${TUNED_TEST_PACKAGES:-0}" = "0" ] ||
-  packages+=(slurmctld slurmd slurm-client munge python3-yaml systemd)
+  packages+=(slurmctld slurmd slurm-client munge python3-yaml systemd iproute2)
 # Baselines the benchmarks compare against; optional for the build.
 [ "${TUNED_BASELINES:-1}" = "0" ] || packages+=(libopenblas-dev libdnnl-dev)
 

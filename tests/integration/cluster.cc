@@ -6,11 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
+
+#include "tuning_db/database.h"
 
 namespace tuned::testing {
 namespace {
@@ -112,7 +117,7 @@ bool Cluster::StartServer(std::string* error) {
                                 "info",
                                 "serve",
                                 "--listen",
-                                "127.0.0.1:" + std::to_string(port_),
+                                listen_host_ + ":" + std::to_string(port_),
                                 "--db",
                                 db_path_,
                                 "--token-file",
@@ -126,6 +131,7 @@ bool Cluster::StartServer(std::string* error) {
                                 "--max-attempts",
                                 "3"};
   argv.insert(argv.end(), server_args_.begin(), server_args_.end());
+  argv.insert(argv.begin(), server_wrapper_.begin(), server_wrapper_.end());
   server_ = std::make_unique<ChildProcess>(argv, log);
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -241,6 +247,28 @@ bool Cluster::WaitWorkers(int count, std::chrono::seconds timeout) {
     std::this_thread::sleep_for(50ms);
   }
   return false;
+}
+
+std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,
+                                                  const std::string& task_id, size_t trials) {
+  db::OpenOptions options;
+  options.create_if_missing = false;
+  auto database = db::OpenDatabase(cluster.db_path(), options);
+  EXPECT_TRUE(database.ok()) << database.status().ToString();
+  if (!database.ok()) return {};
+  auto records = (*database)->TaskRecords(task_id);
+  EXPECT_TRUE(records.ok()) << records.status().ToString();
+  if (!records.ok()) return {};
+  EXPECT_EQ(records->size(), trials);
+  std::set<std::string> traces;
+  std::set<std::string> jobs;
+  for (const v1::TuningRecord& record : *records) {
+    traces.insert(record.trace_hash());
+    jobs.insert(record.result().job_id());
+  }
+  EXPECT_EQ(traces.size(), records->size()) << "a trace was recorded twice";
+  EXPECT_EQ(jobs.size(), records->size()) << "a job was recorded twice";
+  return *records;
 }
 
 }  // namespace tuned::testing

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tuned/v1/database_service.grpc.pb.h"
+#include "tuned/v1/record.pb.h"
 #include "tuned/v1/tuning_service.grpc.pb.h"
 #include "tuned/v1/worker_service.grpc.pb.h"
 
@@ -59,7 +60,7 @@ class Cluster {
   /// Writes `content` to dir()/name, readable by its owner only (as credential files must be).
   std::string WriteSecret(const std::string& name, const std::string& content) const;
   const std::string& token() const { return token_; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string address() const { return connect_host_ + ":" + std::to_string(port_); }
   int port() const { return port_; }
 
   /// Starts `tuned serve` (on the previous port after a restart) and waits for its port file.
@@ -68,6 +69,14 @@ class Cluster {
   ChildProcess& server() { return *server_; }
   /// Extra `tuned serve` arguments for the next StartServer (e.g. TLS files).
   void set_server_args(std::vector<std::string> args) { server_args_ = std::move(args); }
+  /// Where the server listens and where this process reaches it (both 127.0.0.1 unless set),
+  /// and a command the server runs under (e.g. `ip netns exec NS`).
+  void set_network(std::string listen_host, std::string connect_host,
+                   std::vector<std::string> server_wrapper = {}) {
+    listen_host_ = std::move(listen_host);
+    connect_host_ = std::move(connect_host);
+    server_wrapper_ = std::move(server_wrapper);
+  }
   /// Starts a `tuned-worker` with `--id id`.
   ChildProcess& StartWorker(const std::string& id, std::vector<std::string> extra = {});
   /// Runs `tuned` with `args` to completion (bounded); returns its exit code, output in `out`.
@@ -97,12 +106,20 @@ class Cluster {
   std::string token_file_;
   std::string token_ = "secret-token";
   std::string port_file_;
+  std::string listen_host_ = "127.0.0.1";
+  std::string connect_host_ = "127.0.0.1";
+  std::vector<std::string> server_wrapper_;
   int port_ = 0;
   int server_starts_ = 0;
   std::vector<std::string> server_args_;
   std::unique_ptr<ChildProcess> server_;
   std::vector<std::unique_ptr<ChildProcess>> workers_;
 };
+
+/// Every record of the task in the cluster's log, checked (gtest expectations) to be one per
+/// trial: `trials` records, distinct traces, distinct jobs.
+std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,
+                                                  const std::string& task_id, size_t trials);
 
 }  // namespace tuned::testing
 

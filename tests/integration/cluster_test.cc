@@ -31,35 +31,6 @@ using ::testing::Not;
 
 constexpr auto kTaskTimeout = std::chrono::seconds(120);
 
-// Opens the cluster's database in this process (readers never block the server).
-std::unique_ptr<db::Database> OpenDb(const Cluster& cluster) {
-  db::OpenOptions options;
-  options.create_if_missing = false;
-  auto database = db::OpenDatabase(cluster.db_path(), options);
-  EXPECT_TRUE(database.ok()) << database.status().ToString();
-  return database.ok() ? std::move(*database) : nullptr;
-}
-
-// Every record of the task, checked to be one per trial: distinct traces and distinct jobs.
-std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,
-                                                  const std::string& task_id, size_t trials) {
-  auto database = OpenDb(cluster);
-  if (!database) return {};
-  auto records = database->TaskRecords(task_id);
-  EXPECT_TRUE(records.ok()) << records.status().ToString();
-  if (!records.ok()) return {};
-  EXPECT_EQ(records->size(), trials);
-  std::set<std::string> traces;
-  std::set<std::string> jobs;
-  for (const v1::TuningRecord& record : *records) {
-    traces.insert(record.trace_hash());
-    jobs.insert(record.result().job_id());
-  }
-  EXPECT_EQ(traces.size(), records->size()) << "a trace was recorded twice";
-  EXPECT_EQ(jobs.size(), records->size()) << "a job was recorded twice";
-  return *records;
-}
-
 std::string SubmitTask(Cluster& cluster, const v1::TaskSpec& spec) {
   auto stub = cluster.Tuning();
   auto context = cluster.Context();

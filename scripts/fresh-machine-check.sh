@@ -5,8 +5,10 @@
 # HEAD into it (committed work only, as a user would get it) and runs the README's first two
 # ```sh blocks exactly as written, inside the root (chroot with /proc, /sys and /dev mounted).
 # Then it installs tuned into a prefix, moves the build tree away and compiles, links and runs
-# a tuned kernel from the installed prefix alone. Prints each step's wall time; exits non-zero
-# when any step fails. Downloaded .deb files are cached between runs.
+# a tuned kernel from the installed prefix alone. Last, it builds the Debian package (cpack) and
+# installs it with apt in a second brand-new root, runs a server, a worker and a 16-trial task
+# from /usr/bin, and purges it again, leaving no file behind. Prints each step's wall time;
+# exits non-zero when any step fails. Downloaded .deb files are cached between runs.
 #
 #   scripts/fresh-machine-check.sh [--no-baselines] [--work DIR] [--keep]
 #     --no-baselines  afterwards remove the OpenBLAS and oneDNN development packages and run
@@ -35,6 +37,7 @@ done
 work=$(realpath -m "$work")
 commit=$(git -C "$repo" rev-parse --short HEAD)  # what the clone below gets
 root=$work/root
+deb_root=$work/root-deb  # the .deb's own fresh machine
 cache=$work/debs
 mkdir -p "$work" "$cache"
 
@@ -54,20 +57,22 @@ test_cmd=$(readme_block 2)
 mirror=$(grep -hm1 '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' || true)
 mirror=${mirror:-http://deb.debian.org/debian}
 
-# Everything mounted under the root, deepest first (also what a killed earlier run left).
+# Everything mounted under a root (default: $root), deepest first (also what a killed earlier
+# run left).
 unmount_root() {
   local target
-  awk -v r="$root/" 'index($2 "/", r) == 1 {print $2}' /proc/mounts | sort -r |
+  awk -v r="${1:-$root}/" 'index($2 "/", r) == 1 {print $2}' /proc/mounts | sort -r |
     while read -r target; do umount -l "$target" 2>/dev/null || true; done
 }
 remove_root() {
-  unmount_root
-  [ -d "$root" ] && rm -rf --one-file-system "$root"
+  unmount_root "${1:-$root}"
+  [ -d "${1:-$root}" ] && rm -rf --one-file-system "${1:-$root}"
   return 0
 }
 cleanup() {
-  unmount_root
-  ((keep)) || remove_root
+  unmount_root "$root"
+  unmount_root "$deb_root"
+  ((keep)) || { remove_root "$root"; remove_root "$deb_root"; }
 }
 trap cleanup EXIT
 mount_in_root() {  # mount_in_root SOURCE TARGET [mount options...]
@@ -94,10 +99,16 @@ step() {  # step NAME COMMAND...: runs and times one step; stops the check when 
 in_root() {  # in_root SCRIPT: bash -c SCRIPT in the checkout inside the root, clean environment
   chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    bash -euo pipefail -c "cd /root/tuned && $1"
+    bash -euo pipefail -c "cd ${2:-/root/tuned} && $1"
 }
 
 make_root() {
+  make_bare_root
+  # A user's clone has git; the minimal root has none, so clone from outside.
+  git clone --quiet --no-local "$repo" "$root/root/tuned"
+}
+
+make_bare_root() {  # a minimal Debian 12 at $root with this machine's sources, mounts in place
   remove_root
   debootstrap --variant=minbase --cache-dir="$cache" bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
     { tail -20 "$work/debootstrap.log" >&2; return 1; }
@@ -110,8 +121,6 @@ make_root() {
   mount_in_root /dev /dev --bind
   mount_in_root devpts /dev/pts -t devpts
   mount_in_root "$cache" /var/cache/apt/archives --bind
-  # A user's clone has git; the minimal root has none, so clone from outside.
-  git clone --quiet --no-local "$repo" "$root/root/tuned"
 }
 
 installed_prefix_works() {
@@ -144,15 +153,52 @@ without_baselines() {
     grep -q "oneDNN not found" /root/no-baselines.log'
 }
 
+build_deb() {
+  in_root 'cpack --config build/CPackConfig.cmake -B /root/deb >/dev/null && ls /root/deb/tuned_*_amd64.deb'
+  cp "$root"/root/deb/tuned_*_amd64.deb "$work/"
+}
+
+# The package on a machine that never built anything: apt resolves its Depends from the mirror.
+deb_installs_and_purges() {
+  local deb
+  deb=$(basename "$(ls "$work"/tuned_*_amd64.deb)")
+  root=$deb_root make_bare_root
+  cp "$work/$deb" "$deb_root/root/"
+  root=$deb_root in_root "
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ./$deb >/dev/null
+    test -x /usr/bin/tuned && test -x /usr/bin/tuned-worker
+    test -f /usr/lib/systemd/system/tuned-serve.service && test -f /usr/include/tuned/compiler.h
+    work=\$(mktemp -d)
+    (umask 077; echo smoke-token > \$work/token)
+    tuned serve --listen 127.0.0.1:0 --port-file \$work/port --db \$work/t.db --token-file \$work/token >\$work/serve.log 2>&1 &
+    serve=\$!
+    for _ in \$(seq 100); do [ -s \$work/port ] && break; sleep 0.1; done
+    port=\$(cat \$work/port)
+    tuned-worker --server 127.0.0.1:\$port --token-file \$work/token >\$work/worker.log 2>&1 &
+    worker=\$!
+    tuned tune --server 127.0.0.1:\$port --token-file \$work/token --workload 'matmul(M=64,N=64,K=64)' --trials 16 --json >\$work/tune.json
+    grep -q '\"trials_done\": 16' \$work/tune.json
+    kill \$worker \$serve; wait \$worker \$serve || true
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq tuned >/dev/null
+    ! dpkg-query -W -f='\${Status}' tuned 2>/dev/null | grep -q 'install ok installed'
+    test ! -e /usr/bin/tuned && test ! -e /usr/lib/systemd/system/tuned-serve.service
+    test ! -e /usr/share/doc/tuned && test ! -e /usr/include/tuned && test ! -e /usr/lib/cmake/tuned
+  " /root
+}
+
 step "debootstrap + clone" make_root
 step "README command 1" in_root "$setup_cmd"
 step "README command 2" in_root "$test_cmd"
 step "installed prefix, no build tree" installed_prefix_works
+step "Debian package (cpack)" build_deb
+step "package install, smoke, purge" deb_installs_and_purges
 if ((no_baselines)); then step "test command without baselines" without_baselines; fi
 
 echo
 echo "fresh-machine check passed (Debian 12 minbase root, clean clone of $commit):"
 for name in "debootstrap + clone" "README command 1" "README command 2" \
-            "installed prefix, no build tree" "test command without baselines"; do
+            "installed prefix, no build tree" "Debian package (cpack)" \
+            "package install, smoke, purge" "test command without baselines"; do
   if [ -n "${seconds[$name]:-}" ]; then printf '  %-34s %6s s\n' "$name" "${seconds[$name]}"; fi
 done

@@ -249,6 +249,17 @@ bool Cluster::WaitWorkers(int count, std::chrono::seconds timeout) {
   return false;
 }
 
+std::string SubmitTask(Cluster& cluster, const v1::TaskSpec& spec) {
+  auto stub = cluster.Tuning();
+  auto context = cluster.Context();
+  v1::SubmitTaskRequest request;
+  *request.mutable_spec() = spec;
+  v1::SubmitTaskResponse response;
+  grpc::Status status = stub->SubmitTask(context.get(), request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response.status().task_id();
+}
+
 std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,
                                                   const std::string& task_id, size_t trials) {
   db::OpenOptions options;

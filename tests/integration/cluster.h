@@ -116,6 +116,9 @@ class Cluster {
   std::vector<std::unique_ptr<ChildProcess>> workers_;
 };
 
+/// Submits `spec` to the cluster's server (an expectation checks the call); its task id.
+std::string SubmitTask(Cluster& cluster, const v1::TaskSpec& spec);
+
 /// Every record of the task in the cluster's log, checked (gtest expectations) to be one per
 /// trial: `trials` records, distinct traces, distinct jobs.
 std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,

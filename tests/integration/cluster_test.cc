@@ -31,17 +31,6 @@ using ::testing::Not;
 
 constexpr auto kTaskTimeout = std::chrono::seconds(120);
 
-std::string SubmitTask(Cluster& cluster, const v1::TaskSpec& spec) {
-  auto stub = cluster.Tuning();
-  auto context = cluster.Context();
-  v1::SubmitTaskRequest request;
-  *request.mutable_spec() = spec;
-  v1::SubmitTaskResponse response;
-  grpc::Status status = stub->SubmitTask(context.get(), request, &response);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return response.status().task_id();
-}
-
 // TLS end to end: a server with a self-signed certificate for 127.0.0.1, a worker and a client
 // that check it; a plaintext client cannot talk to it.
 TEST(ClusterTlsTest, WorkerAndClientTalkToServerOverTls) {

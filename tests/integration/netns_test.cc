@@ -147,13 +147,8 @@ TEST_F(MultiHostTest, CutLinksLoseNothingAndMeasureNothingTwice) {
   auto host1 = Worker(1);
   auto host2 = Worker(2);
   ASSERT_TRUE(cluster_.WaitWorkers(2, 60s)) << cluster_.server().Log();
-  auto stub = cluster_.Tuning();
-  auto context = cluster_.Context();
-  v1::SubmitTaskRequest request;
-  *request.mutable_spec() = Cluster::SmallTask(96);
-  v1::SubmitTaskResponse response;
-  ASSERT_TRUE(stub->SubmitTask(context.get(), request, &response).ok());
-  const std::string task_id = response.status().task_id();
+  const std::string task_id = SubmitTask(cluster_, Cluster::SmallTask(96));
+  ASSERT_FALSE(task_id.empty());
   v1::TaskStatus status;
   auto done_at_least = [](uint32_t n) {
     return [n](const v1::TaskStatus& s) { return s.trials_done() >= n || v1::IsFinal(s.state()); };

@@ -105,13 +105,8 @@ TEST_F(SlurmTest, WorkerArrayRunsATaskAndAScancelledWorkerDrains) {
   ASSERT_EQ(workers.size(), 2u) << "squeue: " << (Shell("squeue", &out), out);
   for (const std::string& id : workers) EXPECT_THAT(id, HasSubstr("slurm-" + job_id + "_"));
 
-  auto stub = cluster_.Tuning();
-  auto context = cluster_.Context();
-  v1::SubmitTaskRequest request;
-  *request.mutable_spec() = Cluster::SmallTask(32);
-  v1::SubmitTaskResponse response;
-  ASSERT_TRUE(stub->SubmitTask(context.get(), request, &response).ok());
-  const std::string task_id = response.status().task_id();
+  const std::string task_id = SubmitTask(cluster_, Cluster::SmallTask(32));
+  ASSERT_FALSE(task_id.empty());
 
   v1::TaskStatus status;
   ASSERT_TRUE(cluster_.WaitTask(

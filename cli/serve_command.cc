@@ -28,6 +28,7 @@ struct ServeFlags {
   bool insecure = false;
   std::string tls_cert;
   std::string tls_key;
+  std::string tls_worker_ca;
   std::string port_file;
   int heartbeat_ms = 2000;
   int lease_timeout_ms = 10000;
@@ -56,7 +57,7 @@ Status WritePortFile(const std::string& path, int port) {
 }
 
 // Each credential file given is read (and refused when every user can read it).
-Status ReadAccessTokens(const ServeFlags& flags, server::AccessTokens& access) {
+Status ReadAccessPolicy(const ServeFlags& flags, server::AccessPolicy& access) {
   const std::pair<const std::string*, std::string*> files[] = {
       {&flags.token_file, &access.shared},
       {&flags.worker_token_file, &access.worker},
@@ -67,7 +68,7 @@ Status ReadAccessTokens(const ServeFlags& flags, server::AccessTokens& access) {
       TUNED_ASSIGN_OR_RETURN(*token, rpc::ReadTokenFile(*path));
     }
   }
-  return server::ValidateAccessTokens(access);
+  return server::ValidateAccessPolicy(access);
 }
 
 Status RunServe(const ServeFlags& flags) {
@@ -79,7 +80,7 @@ Status RunServe(const ServeFlags& flags) {
                                 std::to_string(flags.db_pool_size));
   }
   config.db_pool_size = flags.db_pool_size;
-  TUNED_RETURN_IF_ERROR(ReadAccessTokens(flags, config.access));
+  TUNED_RETURN_IF_ERROR(ReadAccessPolicy(flags, config.access));
   if (config.access.empty() && !IsLoopback(flags.listen)) {
     if (!flags.insecure) {
       return InvalidArgumentError("listening on '" + flags.listen +
@@ -97,6 +98,12 @@ Status RunServe(const ServeFlags& flags) {
   if (!flags.tls_cert.empty()) {
     TUNED_ASSIGN_OR_RETURN(config.tls_cert_pem, rpc::ReadPemFile(flags.tls_cert));
     TUNED_ASSIGN_OR_RETURN(config.tls_key_pem, rpc::ReadPemFile(flags.tls_key));
+  }
+  if (!flags.tls_worker_ca.empty()) {
+    if (flags.tls_cert.empty()) {
+      return InvalidArgumentError("--tls-worker-ca needs --tls-cert and --tls-key");
+    }
+    TUNED_ASSIGN_OR_RETURN(config.tls_worker_ca_pem, rpc::ReadPemFile(flags.tls_worker_ca));
   }
   if (flags.heartbeat_ms <= 0 || flags.lease_timeout_ms <= flags.heartbeat_ms) {
     return InvalidArgumentError("--lease-timeout-ms must exceed --heartbeat-ms (both positive)");
@@ -156,6 +163,8 @@ void RegisterServeCommand(Program& program) {
                 "Allow listening off loopback without any credential");
   cmd->add_option("--tls-cert", flags->tls_cert, "PEM certificate chain (enables TLS)");
   cmd->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
+  cmd->add_option("--tls-worker-ca", flags->tls_worker_ca,
+                  "PEM CA that signs workers' certificates: workers must present one (mutual TLS)");
   cmd->add_option("--port-file", flags->port_file, "Write the bound port to this file");
   cmd->add_option("--heartbeat-ms", flags->heartbeat_ms, "Worker heartbeat interval, ms")
       ->capture_default_str();

@@ -29,6 +29,8 @@ struct WorkerFlags {
   std::string target;
   uint32_t slots = 1;
   std::string id;
+  std::string tls_cert;
+  std::string tls_key;
   int max_reconnects = -1;
   int reconnect_max_ms = 5000;
   int drain_timeout_ms = 20000;
@@ -44,6 +46,14 @@ Status RunWorker(const WorkerFlags& flags) {
                          rpc::LoadClientConfig(flags.server, flags.security.token_file,
                                                flags.security.tls, flags.security.tls_ca));
   options.token = connection.token;
+  if (flags.tls_cert.empty() != flags.tls_key.empty()) {
+    return InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (!flags.tls_cert.empty()) {
+    TUNED_ASSIGN_OR_RETURN(connection.channel.tls_cert_pem, rpc::ReadPemFile(flags.tls_cert));
+    TUNED_ASSIGN_OR_RETURN(connection.channel.tls_key_pem, rpc::ReadPemFile(flags.tls_key));
+    connection.channel.tls = true;
+  }
 
   // Block the stop signals before any thread starts; one thread waits for them.
   sigset_t signals;
@@ -112,6 +122,9 @@ int main(int argc, char** argv) {
   app.add_option("--slots", flags->slots, "Jobs held at once (builds overlap, timing never does)")
       ->capture_default_str();
   app.add_option("--id", flags->id, "Worker id (default: host:pid)");
+  app.add_option("--tls-cert", flags->tls_cert,
+                 "PEM client certificate for mutual TLS (a server with --tls-worker-ca wants one)");
+  app.add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
   app.add_option("--max-reconnects", flags->max_reconnects,
                  "Consecutive failed connection attempts before exiting (-1: never exit)")
       ->capture_default_str();

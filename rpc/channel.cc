@@ -23,6 +23,8 @@ std::shared_ptr<grpc::Channel> CreateClientChannel(const ChannelOptions& options
   if (options.tls) {
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = options.tls_ca_pem;
+    ssl.pem_cert_chain = options.tls_cert_pem;
+    ssl.pem_private_key = options.tls_key_pem;
     credentials = grpc::SslCredentials(ssl);
   } else {
     credentials = grpc::InsecureChannelCredentials();

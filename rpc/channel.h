@@ -33,6 +33,9 @@ struct ChannelOptions {
   /// system's roots when that is empty.
   bool tls = false;
   std::string tls_ca_pem;
+  /// A client certificate chain and its key (mutual TLS, a worker's); both empty: none.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
   /// Largest message accepted or sent, bytes.
   int max_message_bytes = kDefaultMaxMessageBytes;
 };

@@ -15,14 +15,14 @@ struct Credential {
   const std::string* token;
 };
 
-std::vector<Credential> Credentials(const AccessTokens& tokens) {
+std::vector<Credential> Credentials(const AccessPolicy& tokens) {
   return {{"shared", &tokens.shared},
           {"worker", &tokens.worker},
           {"client", &tokens.client},
           {"admin", &tokens.admin}};
 }
 
-bool Holds(std::string_view credential, const AccessTokens& tokens, Role role) {
+bool Holds(std::string_view credential, const AccessPolicy& tokens, Role role) {
   if (credential == "shared") return true;
   switch (role) {
     case Role::kWorker:
@@ -49,7 +49,7 @@ const char* Refusal(Role role) {
 
 }  // namespace
 
-Status ValidateAccessTokens(const AccessTokens& tokens) {
+Status ValidateAccessPolicy(const AccessPolicy& tokens) {
   std::vector<Credential> credentials = Credentials(tokens);
   for (size_t i = 0; i < credentials.size(); ++i) {
     for (size_t j = i + 1; j < credentials.size(); ++j) {
@@ -62,8 +62,16 @@ Status ValidateAccessTokens(const AccessTokens& tokens) {
   return Status::Ok();
 }
 
-grpc::Status Authorize(const grpc::CallbackServerContext* context, const AccessTokens& tokens,
+grpc::Status Authorize(const grpc::CallbackServerContext* context, const AccessPolicy& tokens,
                        Role role) {
+  if (role == Role::kWorker && tokens.workers_need_certificate) {
+    std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
+    if (auth == nullptr || !auth->IsPeerAuthenticated()) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "a worker must present a TLS client certificate signed by the "
+                          "server's --tls-worker-ca");
+    }
+  }
   if (tokens.empty()) return grpc::Status::OK;
   const auto& metadata = context->client_metadata();
   auto it = metadata.find(rpc::kAuthMetadataKey);

@@ -15,7 +15,7 @@ constexpr uint32_t kMaxListOffset = 1000000;
 
 class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
  public:
-  DatabaseServiceImpl(db::RecordStore& database, AccessTokens access)
+  DatabaseServiceImpl(db::RecordStore& database, AccessPolicy access)
       : database_(database), access_(std::move(access)) {}
 
   grpc::ServerUnaryReactor* BestRecords(grpc::CallbackServerContext* context,
@@ -87,12 +87,12 @@ class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
   }
 
   db::RecordStore& database_;
-  const AccessTokens access_;
+  const AccessPolicy access_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, AccessTokens access) {
+std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, AccessPolicy access) {
   return std::make_unique<DatabaseServiceImpl>(database, std::move(access));
 }
 

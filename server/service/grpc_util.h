@@ -30,13 +30,13 @@ namespace tuned::server {
 /// OK when authentication is off or the call's token holds `role`; UNAUTHENTICATED for a
 /// missing or unknown token, PERMISSION_DENIED for a known token without the role (the message
 /// names the credential and what it may not do). Constant-time token comparison.
-grpc::Status Authorize(const grpc::CallbackServerContext* context, const AccessTokens& tokens,
+grpc::Status Authorize(const grpc::CallbackServerContext* context, const AccessPolicy& tokens,
                        Role role);
 
-std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, AccessTokens access);
+std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, AccessPolicy access);
 std::unique_ptr<grpc::Service> MakeWorkerService(dispatch::Dispatcher& dispatcher,
-                                                 AccessTokens access);
-std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, AccessTokens access);
+                                                 AccessPolicy access);
+std::unique_ptr<grpc::Service> MakeDatabaseService(db::RecordStore& database, AccessPolicy access);
 
 }  // namespace tuned::server
 

@@ -16,7 +16,12 @@ StatusOr<std::unique_ptr<TunedServer>> TunedServer::Start(const ServerOptions& o
   if (options.tls_cert_pem.empty() != options.tls_key_pem.empty()) {
     return InvalidArgumentError("TLS needs both a certificate and a private key");
   }
-  TUNED_RETURN_IF_ERROR(ValidateAccessTokens(options.access));
+  TUNED_RETURN_IF_ERROR(ValidateAccessPolicy(options.access));
+  if (!options.tls_worker_ca_pem.empty() && options.tls_cert_pem.empty()) {
+    return InvalidArgumentError("a worker CA needs TLS (a server certificate and key)");
+  }
+  AccessPolicy access = options.access;
+  access.workers_need_certificate = !options.tls_worker_ca_pem.empty();
   if (options.max_message_bytes <= 0) {
     return InvalidArgumentError("max message size must be positive");
   }
@@ -33,6 +38,11 @@ StatusOr<std::unique_ptr<TunedServer>> TunedServer::Start(const ServerOptions& o
     } else {
       grpc::SslServerCredentialsOptions ssl;
       ssl.pem_key_cert_pairs.push_back({options.tls_key_pem, options.tls_cert_pem});
+      if (!options.tls_worker_ca_pem.empty()) {
+        // Optional for clients, verified when presented; Authorize requires it of workers.
+        ssl.pem_root_certs = options.tls_worker_ca_pem;
+        ssl.client_certificate_request = GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+      }
       credentials = grpc::SslServerCredentials(ssl);
     }
     builder.AddListeningPort(options.listen, credentials, &server->port_);
@@ -48,15 +58,15 @@ StatusOr<std::unique_ptr<TunedServer>> TunedServer::Start(const ServerOptions& o
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
 
   if (components.tasks != nullptr) {
-    server->tuning_ = MakeTuningService(*components.tasks, options.access);
+    server->tuning_ = MakeTuningService(*components.tasks, access);
     builder.RegisterService(server->tuning_.get());
   }
   if (components.dispatcher != nullptr) {
-    server->worker_ = MakeWorkerService(*components.dispatcher, options.access);
+    server->worker_ = MakeWorkerService(*components.dispatcher, access);
     builder.RegisterService(server->worker_.get());
   }
   if (components.database != nullptr) {
-    server->database_ = MakeDatabaseService(*components.database, options.access);
+    server->database_ = MakeDatabaseService(*components.database, access);
     builder.RegisterService(server->database_.get());
   }
   server->server_ = builder.BuildAndStart();

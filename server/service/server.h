@@ -44,10 +44,13 @@ struct ServerOptions {
   std::string listen;
   /// The credentials calls must present, by role (server/service/access.h); none: no
   /// authentication.
-  AccessTokens access;
+  AccessPolicy access;
   /// PEM certificate chain and private key; both empty: plaintext.
   std::string tls_cert_pem;
   std::string tls_key_pem;
+  /// PEM CA that signs workers' client certificates: clients are asked for a certificate (and
+  /// it is verified when given), and workers must give one (access.workers_need_certificate).
+  std::string tls_worker_ca_pem;
   /// Largest message accepted or sent, bytes.
   int max_message_bytes = kDefaultMaxMessageBytes;
 };

@@ -24,7 +24,7 @@ grpc::Status CheckTaskId(const std::string& task_id) {
 /// updates, never a growing queue).
 class WatchReactor : public grpc::ServerWriteReactor<v1::TaskStatus> {
  public:
-  WatchReactor(tasks::TaskManager& tasks, const AccessTokens& access,
+  WatchReactor(tasks::TaskManager& tasks, const AccessPolicy& access,
                grpc::CallbackServerContext* context, const v1::WatchTaskRequest& request)
       : tasks_(tasks) {
     grpc::Status status = Authorize(context, access, Role::kClient);
@@ -103,7 +103,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::TaskStatus> {
 
 class TuningServiceImpl final : public v1::TuningService::CallbackService {
  public:
-  TuningServiceImpl(tasks::TaskManager& tasks, AccessTokens access)
+  TuningServiceImpl(tasks::TaskManager& tasks, AccessPolicy access)
       : tasks_(tasks), access_(std::move(access)) {}
 
   grpc::ServerUnaryReactor* SubmitTask(grpc::CallbackServerContext* context,
@@ -179,12 +179,12 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
   }
 
   tasks::TaskManager& tasks_;
-  const AccessTokens access_;
+  const AccessPolicy access_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, AccessTokens access) {
+std::unique_ptr<grpc::Service> MakeTuningService(tasks::TaskManager& tasks, AccessPolicy access) {
   return std::make_unique<TuningServiceImpl>(tasks, std::move(access));
 }
 

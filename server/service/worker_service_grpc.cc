@@ -77,7 +77,7 @@ Status ValidateResult(const v1::MeasureResult& result) {
 class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::ServerMessage>,
                              public dispatch::WorkerConnection {
  public:
-  ConnectReactor(dispatch::Dispatcher& dispatcher, const AccessTokens& access,
+  ConnectReactor(dispatch::Dispatcher& dispatcher, const AccessPolicy& access,
                  grpc::CallbackServerContext* context)
       : dispatcher_(dispatcher), peer_(context->peer()) {
     if (grpc::Status status = Authorize(context, access, Role::kWorker); !status.ok()) {
@@ -247,7 +247,7 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
 
 class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
  public:
-  WorkerServiceImpl(dispatch::Dispatcher& dispatcher, AccessTokens access)
+  WorkerServiceImpl(dispatch::Dispatcher& dispatcher, AccessPolicy access)
       : dispatcher_(dispatcher), access_(std::move(access)) {}
 
   grpc::ServerBidiReactor<v1::WorkerMessage, v1::ServerMessage>* Connect(
@@ -283,13 +283,13 @@ class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
 
  private:
   dispatch::Dispatcher& dispatcher_;
-  const AccessTokens access_;
+  const AccessPolicy access_;
 };
 
 }  // namespace
 
 std::unique_ptr<grpc::Service> MakeWorkerService(dispatch::Dispatcher& dispatcher,
-                                                 AccessTokens access) {
+                                                 AccessPolicy access) {
   return std::make_unique<WorkerServiceImpl>(dispatcher, std::move(access));
 }
 

@@ -46,6 +46,7 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
   ServerOptions server_options;
   server_options.listen = config.listen;
   server_options.access = config.access;
+  server_options.tls_worker_ca_pem = config.tls_worker_ca_pem;
   server_options.tls_cert_pem = config.tls_cert_pem;
   server_options.tls_key_pem = config.tls_key_pem;
   server_options.max_message_bytes = config.max_message_bytes;

@@ -23,9 +23,10 @@ struct ServerStackConfig {
   std::string listen;  // empty: in-process channel only
   std::string db_path;  // An SQLite file or a postgresql:// URL (db::OpenDatabase).
   int db_pool_size = 4;  // PostgreSQL: most connections the server holds to the database.
-  AccessTokens access;  // credentials by role; none: no authentication
+  AccessPolicy access;  // credentials by role; none: no authentication
   std::string tls_cert_pem;
   std::string tls_key_pem;
+  std::string tls_worker_ca_pem;  // mutual TLS for workers (ServerOptions)
   int max_message_bytes = kDefaultMaxMessageBytes;
   dispatch::DispatcherOptions dispatcher;
   /// Restart the database's unfinished tasks (`tuned serve`); the embedded `tuned tune` runs

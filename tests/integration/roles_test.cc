@@ -182,5 +182,66 @@ TEST(CredentialFilesTest, ListeningOffLoopbackNeedsACredentialOrInsecure) {
   EXPECT_THAT(server.Log(), HasSubstr("without credentials (--insecure)"));
 }
 
+// Mutual TLS for workers: with --tls-worker-ca, a worker needs a certificate that CA signed as
+// well as its token; clients need none. Certificates are made here with openssl.
+TEST(WorkerCertificatesTest, OnlyWorkersWithACertificateOfTheClusterCaMayJoin) {
+  Cluster cluster;
+  const std::string d = cluster.dir();
+  const std::string make =
+      "cd " + d + " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=cluster-ca"
+      " -keyout ca.key -out ca.pem 2>/dev/null"
+      " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+      " -addext subjectAltName=IP:127.0.0.1 -keyout server.key -out server.pem 2>/dev/null"
+      " && openssl req -newkey rsa:2048 -nodes -subj /CN=worker -keyout worker.key"
+      " -out worker.csr 2>/dev/null"
+      " && openssl x509 -req -in worker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1"
+      " -out worker.pem 2>/dev/null"
+      " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=rogue"
+      " -keyout rogue.key -out rogue.pem 2>/dev/null";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl cannot make certificates here";
+  cluster.set_server_args({"--tls-cert", d + "/server.pem", "--tls-key", d + "/server.key",
+                           "--tls-worker-ca", d + "/ca.pem"});
+  std::string error;
+  ASSERT_TRUE(cluster.StartServer(&error)) << error;
+  auto worker = [&](const std::string& id, std::vector<std::string> cert) {
+    std::vector<std::string> argv{TUNED_WORKER_BINARY, "--server", cluster.address(),
+                                  "--token-file", cluster.token_file(), "--tls-ca",
+                                  d + "/server.pem", "--id", id, "--max-reconnects", "2",
+                                  "--reconnect-max-ms", "200"};
+    argv.insert(argv.end(), cert.begin(), cert.end());
+    return std::make_unique<ChildProcess>(argv, d + "/" + id + ".log");
+  };
+
+  // Without a certificate: refused for good, saying what is missing.
+  auto bare = worker("no-cert", {});
+  std::optional<int> code = bare->Wait(60s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 1);
+  EXPECT_THAT(bare->Log(), HasSubstr("must present a TLS client certificate"));
+  // With a certificate of another CA: the handshake fails; it gives up after its retries.
+  auto rogue = worker("rogue", {"--tls-cert", d + "/rogue.pem", "--tls-key", d + "/rogue.key"});
+  code = rogue->Wait(60s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 1);
+  std::string out;
+  ASSERT_EQ(cluster.RunTuned({"workers", "--server", cluster.address(), "--token-file",
+                              cluster.token_file(), "--tls-ca", d + "/server.pem"},
+                             &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("0 worker(s)"));
+
+  // The cluster's own worker joins; a client without any certificate tunes through it.
+  auto good = worker("signed", {"--tls-cert", d + "/worker.pem", "--tls-key", d + "/worker.key"});
+  ASSERT_EQ(cluster.RunTuned({"tune", "--server", cluster.address(), "--token-file",
+                              cluster.token_file(), "--tls-ca", d + "/server.pem", "--workload",
+                              "matmul(M=32,N=32,K=32)", "--trials", "4", "--repeat", "1",
+                              "--min-repeat-ms", "0", "--json"},
+                             &out),
+            0)
+      << out << good->Log();
+  EXPECT_THAT(out, HasSubstr("\"trials_done\": 4"));
+}
+
 }  // namespace
 }  // namespace tuned::testing

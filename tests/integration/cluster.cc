@@ -116,7 +116,9 @@ bool Cluster::StartServer(std::string* error) {
                                 "--lease-timeout-ms",
                                 "1500",
                                 "--max-attempts",
-                                "3"};
+                                "3",
+                                "--task-check-ms",
+                                "200"};
   argv.insert(argv.end(), server_args_.begin(), server_args_.end());
   server_ = std::make_unique<ChildProcess>(argv, log);
   const auto deadline = std::chrono::steady_clock::now() + 60s;

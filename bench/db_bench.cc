@@ -123,6 +123,7 @@ const char* BackendName(Backend backend) {
 // Runs `sql` on the benchmark's server database; an error ends the program.
 void RunOnServer(const std::string& sql) {
   PGconn* conn = PQconnectdb(g_postgres_url.c_str());
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);  // "does not exist, skipping"
   PGresult* result = PQstatus(conn) == CONNECTION_OK ? PQexec(conn, sql.c_str()) : nullptr;
   const bool ok = result != nullptr && PQresultStatus(result) == PGRES_COMMAND_OK;
   if (!ok) std::fprintf(stderr, "db_bench: %s: %s\n", sql.c_str(), PQerrorMessage(conn));

@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <utility>
 
 #include "common/logging.h"
 #include "common/sha256.h"
@@ -35,11 +36,10 @@ int64_t PgTaskOwnership::LockKey(const std::string& task_id) const {
   return static_cast<int64_t>(std::strtoull(digest.substr(0, 16).c_str(), nullptr, 16));
 }
 
-std::vector<std::string> PgTaskOwnership::DropSessionLocked() {
-  std::vector<std::string> lost(owned_.begin(), owned_.end());
+void PgTaskOwnership::DropSessionLocked() {
+  lost_.insert(lost_.end(), owned_.begin(), owned_.end());
   owned_.clear();
   conn_.reset();  // Ends the session, and with it any lock the server still holds for it.
-  return lost;
 }
 
 StatusOr<bool> PgTaskOwnership::TryOwn(const std::string& task_id) {
@@ -74,11 +74,12 @@ Status PgTaskOwnership::Release(const std::string& task_id) {
 
 StatusOr<std::vector<std::string>> PgTaskOwnership::CheckOwned() {
   std::lock_guard lock(mutex_);
-  if (conn_ == nullptr) return std::vector<std::string>();
-  // Locks live as long as the session: a working session still holds all of them.
-  StatusOr<PgResult> alive = conn_->Query("SELECT 1");
-  if (alive.ok() && !conn_->broken()) return std::vector<std::string>();
-  std::vector<std::string> lost = DropSessionLocked();
+  if (conn_ != nullptr) {
+    // Locks live as long as the session: a working session still holds all of them.
+    StatusOr<PgResult> alive = conn_->Query("SELECT 1");
+    if (!alive.ok() || conn_->broken()) DropSessionLocked();
+  }
+  std::vector<std::string> lost = std::exchange(lost_, {});
   if (!lost.empty()) {
     Logger("db")->warn("lost the task-ownership session with '{}': {} task(s) given up",
                        shown_url_, lost.size());

@@ -37,8 +37,9 @@ class PgTaskOwnership final : public TaskOwnership {
   StatusOr<PgConnection*> ConnectionLocked();
   /// The advisory-lock key of `task_id` in this connection's schema.
   int64_t LockKey(const std::string& task_id) const;
-  /// Forgets the session: every task is lost (the server drops the locks with the session).
-  std::vector<std::string> DropSessionLocked();
+  /// Ends the session: every owned task is lost (the server drops the locks with the session)
+  /// and kept in lost_ until CheckOwned reports it.
+  void DropSessionLocked();
 
   const std::string url_;
   const std::string shown_url_;
@@ -47,6 +48,7 @@ class PgTaskOwnership final : public TaskOwnership {
   std::unique_ptr<PgConnection> conn_;
   std::string schema_;
   std::set<std::string> owned_;
+  std::vector<std::string> lost_;  // Lost with a session, not yet reported by CheckOwned.
 };
 
 }  // namespace tuned::db

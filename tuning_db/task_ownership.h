@@ -24,9 +24,9 @@ class TaskOwnership {
   virtual StatusOr<bool> TryOwn(const std::string& task_id) = 0;
   /// Gives a task up (finished, cancelled, server stopping); nothing when not owned.
   virtual Status Release(const std::string& task_id) = 0;
-  /// Checks that this process still owns its tasks and returns those it lost: all of them when
-  /// its session with the database ended (a dropped connection), after which it owns nothing
-  /// until TryOwn again. Errors only when the check itself cannot run.
+  /// Checks that this process still owns its tasks and returns those it lost since the last
+  /// check: all it owned when its session with the database ended (a dropped connection, also
+  /// one noticed by another call), after which it owns nothing until TryOwn again.
   virtual StatusOr<std::vector<std::string>> CheckOwned() = 0;
 };
 

@@ -1,8 +1,11 @@
-// Tuning-database benchmarks: insert throughput (one record per transaction vs batches) and the
-// latency of the two queries the search and the compiler issue all the time, best-k and
-// HasMeasured, on a database of 1 million records (TUNED_DB_BENCH_RECORDS to change it).
-// The large database is built once into $TUNED_DB_BENCH_DIR (default /tmp) and reused.
-// Latency benchmarks report p50/p99 per query in microseconds as counters.
+// Tuning-database benchmarks on both backends in one run: insert throughput (one record per
+// transaction vs batches) and the latency of the two queries the search and the compiler issue
+// all the time, best-k and HasMeasured, on a log of 1 million records (--records N or
+// TUNED_DB_BENCH_RECORDS to change it). SQLite always; PostgreSQL when --postgres URL (or
+// TUNED_DB_BENCH_POSTGRES) names a server database, in schemas of its own (tuned_bench_*).
+// The large logs are built once (an SQLite file in $TUNED_DB_BENCH_DIR, default /tmp, and a
+// schema) and reused while their record count matches. Latency benchmarks report p50/p99 per
+// query in microseconds as counters. Names end in /sqlite or /postgresql.
 
 #include <benchmark/benchmark.h>
 
@@ -10,11 +13,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
+
+#ifdef TUNED_HAVE_POSTGRESQL
+#include <libpq-fe.h>
+#endif
 
 #include "common/logging.h"
 #include "tuning_db/database.h"
@@ -27,10 +37,10 @@ using tuned::db::Database;
 constexpr int kWorkloads = 1000;
 constexpr int kTargets = 2;
 
-int64_t LargeRecordCount() {
-  const char* env = std::getenv("TUNED_DB_BENCH_RECORDS");
-  return env != nullptr ? std::atoll(env) : 1000000;
-}
+int64_t g_records = 1000000;  // --records, TUNED_DB_BENCH_RECORDS
+std::string g_postgres_url;   // --postgres, TUNED_DB_BENCH_POSTGRES
+
+int64_t LargeRecordCount() { return g_records; }
 
 std::string BenchDir() {
   const char* env = std::getenv("TUNED_DB_BENCH_DIR");
@@ -94,8 +104,8 @@ tuned::v1::TuningRecord MakeRecord(int workload, int target, int64_t seq, std::m
   return record;
 }
 
-std::unique_ptr<Database> OpenOrDie(const std::string& path) {
-  auto db = tuned::db::OpenSqliteDatabase(path);
+std::unique_ptr<Database> OpenOrDie(const std::string& location) {
+  auto db = tuned::db::OpenDatabase(location);
   if (!db.ok()) {
     std::fprintf(stderr, "db_bench: %s\n", db.status().message().c_str());
     std::exit(1);
@@ -103,15 +113,55 @@ std::unique_ptr<Database> OpenOrDie(const std::string& path) {
   return std::move(db).value();
 }
 
-std::string FreshPath(const std::string& name) {
-  std::string path = BenchDir() + "/tuned_db_bench_" + name + ".db";
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
-  return path;
+enum class Backend { kSqlite, kPostgres };
+
+const char* BackendName(Backend backend) {
+  return backend == Backend::kSqlite ? "sqlite" : "postgresql";
 }
 
-void BM_InsertBatched(benchmark::State& state) {
+#ifdef TUNED_HAVE_POSTGRESQL
+// Runs `sql` on the benchmark's server database; an error ends the program.
+void RunOnServer(const std::string& sql) {
+  PGconn* conn = PQconnectdb(g_postgres_url.c_str());
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);  // "does not exist, skipping"
+  PGresult* result = PQstatus(conn) == CONNECTION_OK ? PQexec(conn, sql.c_str()) : nullptr;
+  const bool ok = result != nullptr && PQresultStatus(result) == PGRES_COMMAND_OK;
+  if (!ok) std::fprintf(stderr, "db_bench: %s: %s\n", sql.c_str(), PQerrorMessage(conn));
+  PQclear(result);
+  PQfinish(conn);
+  if (!ok) std::exit(1);
+}
+
+// The benchmark URL with its tables in `schema`.
+std::string SchemaUrl(const std::string& schema) {
+  const char separator = g_postgres_url.find('?') == std::string::npos ? '?' : '&';
+  return g_postgres_url + separator + "options=-csearch_path%3D" + schema;
+}
+#endif
+
+// Where a log named `name` lives; `fresh` empties it first.
+std::string LogLocation(Backend backend, const std::string& name, bool fresh) {
+  if (backend == Backend::kSqlite) {
+    std::string path = BenchDir() + "/tuned_db_bench_" + name + ".db";
+    if (fresh) {
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    }
+    return path;
+  }
+#ifdef TUNED_HAVE_POSTGRESQL
+  const std::string schema = "tuned_bench_" + name;
+  if (fresh) RunOnServer("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+  RunOnServer("CREATE SCHEMA IF NOT EXISTS " + schema);
+  return SchemaUrl(schema);
+#else
+  std::fprintf(stderr, "db_bench: this build has no PostgreSQL backend\n");
+  std::exit(1);
+#endif
+}
+
+void BM_InsertBatched(benchmark::State& state, Backend backend) {
   const int batch_size = static_cast<int>(state.range(0));
-  auto db = OpenOrDie(FreshPath("insert_" + std::to_string(batch_size)));
+  auto db = OpenOrDie(LogLocation(backend, "insert_" + std::to_string(batch_size), true));
   std::mt19937_64 rng(1);
   int64_t seq = 0;
   std::vector<tuned::v1::TuningRecord> batch;
@@ -127,24 +177,20 @@ void BM_InsertBatched(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * batch_size);
 }
-BENCHMARK(BM_InsertBatched)
-    ->Arg(1)
-    ->Arg(10)
-    ->Arg(100)
-    ->Arg(1000)
-    ->UseRealTime()  // fsync-bound: records per wall-clock second is what matters.
-    ->Unit(benchmark::kMillisecond);
 
-// The 1M-record database, built on first use (a few minutes on 2 cores) and reused.
-Database& LargeDatabase() {
-  static std::unique_ptr<Database> db = [] {
+// The 1M-record log of a backend, built on first use (minutes on 2 cores) and reused.
+Database& LargeDatabase(Backend backend) {
+  static std::map<Backend, std::unique_ptr<Database>> logs;
+  std::unique_ptr<Database>& db = logs[backend];
+  if (db != nullptr) return *db;
+  db = [backend] {
     const int64_t count = LargeRecordCount();
-    std::string path = BenchDir() + "/tuned_db_bench_" + std::to_string(count) + ".db";
-    auto opened = OpenOrDie(path);
+    const std::string name = std::to_string(count);
+    auto opened = OpenOrDie(LogLocation(backend, name, false));
     auto stats = opened->Stats();
     if (stats.ok() && stats->num_records == count) return opened;
     opened.reset();
-    opened = OpenOrDie(FreshPath(std::to_string(count)));
+    opened = OpenOrDie(LogLocation(backend, name, true));
     std::mt19937_64 rng(7);
     std::vector<tuned::v1::TuningRecord> batch;
     auto start = std::chrono::steady_clock::now();
@@ -162,8 +208,8 @@ Database& LargeDatabase() {
     }
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "db_bench: built %lld records in %.1f s (%.0f records/s)\n",
-                 static_cast<long long>(count), seconds, count / seconds);
+    std::fprintf(stderr, "db_bench: built %lld %s records in %.1f s (%.0f records/s)\n",
+                 static_cast<long long>(count), BackendName(backend), seconds, count / seconds);
     return opened;
   }();
   return *db;
@@ -176,8 +222,8 @@ void ReportPercentiles(benchmark::State& state, std::vector<double>& micros) {
   state.counters["p99_us"] = micros[std::min(micros.size() - 1, micros.size() * 99 / 100)];
 }
 
-void BM_BestK(benchmark::State& state) {
-  Database& db = LargeDatabase();
+void BM_BestK(benchmark::State& state, Backend backend) {
+  Database& db = LargeDatabase(backend);
   std::mt19937_64 rng(3);
   std::vector<double> micros;
   tuned::db::BestRecordsQuery query;
@@ -198,10 +244,9 @@ void BM_BestK(benchmark::State& state) {
   }
   ReportPercentiles(state, micros);
 }
-BENCHMARK(BM_BestK)->Arg(1)->Arg(10)->Unit(benchmark::kMicrosecond);
 
-void BM_HasMeasured(benchmark::State& state) {
-  Database& db = LargeDatabase();
+void BM_HasMeasured(benchmark::State& state, Backend backend) {
+  Database& db = LargeDatabase(backend);
   std::mt19937_64 rng(5);
   std::vector<double> micros;
   // Half the probes are traces that were measured, half are new ones.
@@ -241,13 +286,67 @@ void BM_HasMeasured(benchmark::State& state) {
   }
   ReportPercentiles(state, micros);
 }
-BENCHMARK(BM_HasMeasured)->Unit(benchmark::kMicrosecond);
+
+void RegisterFor(Backend backend) {
+  const std::string suffix = std::string("/") + BackendName(backend);
+  benchmark::RegisterBenchmark(("BM_InsertBatched" + suffix).c_str(), BM_InsertBatched, backend)
+      ->Arg(1)
+      ->Arg(10)
+      ->Arg(100)
+      ->Arg(1000)
+      ->UseRealTime()  // fsync-bound: records per wall-clock second is what matters.
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("BM_BestK" + suffix).c_str(), BM_BestK, backend)
+      ->Arg(1)
+      ->Arg(10)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(("BM_HasMeasured" + suffix).c_str(), BM_HasMeasured, backend)
+      ->Unit(benchmark::kMicrosecond);
+}
+
+// Takes `--name VALUE` / `--name=VALUE` out of argv (Google Benchmark refuses unknown flags).
+bool TakeFlag(int& argc, char** argv, const char* name, std::string* value) {
+  const size_t length = std::strlen(name);
+  for (int i = 1; i < argc; ++i) {
+    int used = 0;
+    if (std::strcmp(argv[i], name) == 0 && i + 1 < argc) {
+      *value = argv[i + 1];
+      used = 2;
+    } else if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      *value = argv[i] + length + 1;
+      used = 1;
+    }
+    if (used == 0) continue;
+    for (int j = i; j + used <= argc; ++j) argv[j] = argv[j + used];
+    argc -= used;
+    return true;
+  }
+  return false;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   // Quiet by default (TUNED_LOG overrides): every fresh database logs its migrations at info.
   if (!tuned::InitLogging("").ok()) return 1;
+  if (const char* env = std::getenv("TUNED_DB_BENCH_RECORDS")) g_records = std::atoll(env);
+  if (const char* env = std::getenv("TUNED_DB_BENCH_POSTGRES")) g_postgres_url = env;
+  std::string flag;
+  if (TakeFlag(argc, argv, "--records", &flag)) g_records = std::atoll(flag.c_str());
+  TakeFlag(argc, argv, "--postgres", &g_postgres_url);
+  if (g_records < 1000) {
+    std::fprintf(stderr, "db_bench: --records must be at least 1000, not %lld\n",
+                 static_cast<long long>(g_records));
+    return 2;
+  }
+#ifndef TUNED_HAVE_POSTGRESQL
+  if (!g_postgres_url.empty()) {
+    std::fprintf(stderr, "db_bench: --postgres given, but this build has no PostgreSQL backend\n");
+    return 2;
+  }
+#endif
+  RegisterFor(Backend::kSqlite);
+  if (!g_postgres_url.empty()) RegisterFor(Backend::kPostgres);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

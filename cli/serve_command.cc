@@ -33,6 +33,7 @@ struct ServeFlags {
   int heartbeat_ms = 2000;
   int lease_timeout_ms = 10000;
   int max_attempts = 3;
+  int task_check_ms = 2000;
   int max_message_bytes = server::kDefaultMaxMessageBytes;
 };
 
@@ -109,6 +110,11 @@ Status RunServe(const ServeFlags& flags) {
     return InvalidArgumentError("--lease-timeout-ms must exceed --heartbeat-ms (both positive)");
   }
   if (flags.max_attempts < 1) return InvalidArgumentError("--max-attempts must be at least 1");
+  if (flags.task_check_ms < 1) {
+    return InvalidArgumentError("--task-check-ms must be positive, not " +
+                                std::to_string(flags.task_check_ms));
+  }
+  config.ownership_check_ms = flags.task_check_ms;
   config.max_message_bytes = flags.max_message_bytes;
   config.dispatcher.heartbeat_interval_ms = flags.heartbeat_ms;
   config.dispatcher.lease_timeout_ms = flags.lease_timeout_ms;
@@ -173,6 +179,10 @@ void RegisterServeCommand(Program& program) {
       ->capture_default_str();
   cmd->add_option("--max-attempts", flags->max_attempts,
                   "Leases per job before it is recorded as WORKER_LOST")
+      ->capture_default_str();
+  cmd->add_option("--task-check-ms", flags->task_check_ms,
+                  "Shared (PostgreSQL) database: how often to check this server's task ownership "
+                  "and take over tasks whose server died, ms (SQLite: ignored)")
       ->capture_default_str();
   cmd->add_option("--max-message-bytes", flags->max_message_bytes,
                   "Largest gRPC message accepted or sent, bytes")

@@ -27,6 +27,7 @@
 #include "common/status.h"
 #include "tuning_db/record_store.h"
 #include "tuning_db/snapshot_store.h"
+#include "tuning_db/task_ownership.h"
 #include "tuning_db/task_store.h"
 
 namespace tuned::db {
@@ -87,6 +88,10 @@ class Database : public RecordStore, public TaskStore, public SnapshotStore {
   /// Appends an entry to the merge log.
   virtual Status LogMerge(const MergeEntry& entry) = 0;
   virtual StatusOr<DatabaseStats> Stats() = 0;
+
+  /// Task ownership among the servers sharing this database (PostgreSQL; owned by this
+  /// object), or null where one server has the database to itself (an SQLite file).
+  virtual TaskOwnership* task_ownership() { return nullptr; }
 };
 
 /// Opens the SQLite tuning database at `path`. Refused, with a one-line error naming the file

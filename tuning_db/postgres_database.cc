@@ -8,9 +8,9 @@
 #include "common/time.h"
 #include "tuning_db/postgres_database_internal.h"
 #include "tuning_db/postgres_url.h"
+#include "tuning_db/record_batch_internal.h"
 #include "tuning_db/record_checks.h"
 #include "tuning_db/schema/postgres_migrations.h"
-#include "tuning_db/trace_hash.h"
 
 namespace tuned::db {
 namespace {
@@ -99,7 +99,8 @@ StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url,
   }
   Logger("db")->debug("opened '{}' (database id {})", shown_url, database_id);
   return std::unique_ptr<Database>(
-      std::make_unique<PostgresDatabase>(shown_url, std::move(pool), std::move(database_id)));
+      std::make_unique<PostgresDatabase>(shown_url, std::move(pool), database_id,
+                                         std::make_unique<PgTaskOwnership>(url, shown_url, database_id)));
 }
 
 StatusOr<int64_t> PostgresDatabase::WorkloadId(PgConnection& conn, const std::string& key) {
@@ -173,110 +174,102 @@ StatusOr<int64_t> PostgresDatabase::UpsertTarget(PgConnection& conn, const v1::T
 
 Status PostgresDatabase::PutWorkload(const v1::Workload& workload) {
   TUNED_RETURN_IF_ERROR(CheckWorkload(workload));
-  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
-  TUNED_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::BeginWrite(*conn));
-  bool added = false;
-  TUNED_ASSIGN_OR_RETURN(int64_t id, UpsertWorkload(*conn, workload, &added));
-  (void)id;
-  return txn.Commit();
+  return RunWriteTransaction(*pool_, [&](PgConnection& conn) -> Status {
+    bool added = false;
+    TUNED_ASSIGN_OR_RETURN(int64_t id, UpsertWorkload(conn, workload, &added));
+    (void)id;
+    return Status::Ok();
+  });
 }
 
-StatusOr<InsertResult> PostgresDatabase::InsertRecords(std::span<const v1::TuningRecord> records,
-                                                       const InsertOptions& options) {
-  for (size_t i = 0; i < records.size(); ++i) TUNED_RETURN_IF_ERROR(CheckRecord(records[i], i));
-  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
-  TUNED_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::BeginWrite(*conn));
-  // Batches usually share one workload and target: resolve each once.
-  std::map<std::string, int64_t, std::less<>> workload_ids;
-  std::map<std::pair<std::string, std::string>, int64_t> target_ids;
-  InsertResult out;
-  const int64_t now = UnixMs();
-  for (size_t i = 0; i < records.size(); ++i) {
-    const v1::TuningRecord& record = records[i];
-    const v1::MeasureResult& result = record.result();
-    auto workload_it = workload_ids.find(record.workload().key());
-    if (workload_it == workload_ids.end()) {
-      bool added = false;
-      StatusOr<int64_t> id = UpsertWorkload(*conn, record.workload(), &added);
-      if (!id.ok()) return id.status().WithContext("record " + std::to_string(i));
-      workload_it = workload_ids.emplace(record.workload().key(), *id).first;
-    }
-    auto target_key = std::make_pair(record.target().target(), result.device().model());
-    auto target_it = target_ids.find(target_key);
-    if (target_it == target_ids.end()) {
-      TUNED_ASSIGN_OR_RETURN(int64_t id, UpsertTarget(*conn, record.target(), target_key.second));
-      target_it = target_ids.emplace(target_key, id).first;
-    }
-    const std::string trace_hash =
-        record.trace_hash().empty() ? TraceHash(record.trace()) : record.trace_hash();
-    int64_t created = record.created_unix_ms();
-    if (created == 0 && options.stamp_missing_time) created = now;
+// PostgreSQL's statements for InsertRecordBatch, on the connection of the caller's transaction.
+class PostgresDatabase::BatchWriter final : public RecordBatchWriter {
+ public:
+  BatchWriter(PostgresDatabase& db, PgConnection& conn) : db_(db), conn_(conn) {}
 
-    PgParams row;
-    row.Int(workload_it->second)
-        .Int(target_it->second)
-        .Bytes(record.trace().SerializeAsString())
-        .Text(trace_hash)
-        .Int(result.status());
-    if (result.status() == v1::MEASURE_STATUS_OK) {
-      row.Double(result.median_seconds());
+  StatusOr<int64_t> UpsertWorkload(const v1::Workload& workload) override {
+    bool added = false;
+    return db_.UpsertWorkload(conn_, workload, &added);
+  }
+  StatusOr<int64_t> UpsertTarget(const v1::Target& target, const std::string& device) override {
+    return db_.UpsertTarget(conn_, target, device);
+  }
+  StatusOr<int64_t> InsertIfNew(const RecordRow& row) override {
+    PgParams params;
+    params.Int(row.workload_id)
+        .Int(row.target_id)
+        .Bytes(row.trace)
+        .Text(row.trace_hash)
+        .Int(row.status);
+    if (row.median_seconds) {
+      params.Double(*row.median_seconds);
     } else {
-      row.Null();
+      params.Null();
     }
-    row.Text(result.error())
-        .Bytes(result.SerializeAsString())
-        .Bytes(record.config().SerializeAsString())
-        .Text(result.worker_id())
-        .Text(result.device().model())
-        .Text(record.tuner_version())
-        .Text(record.task_id())
-        .Int(created)
-        .Text(record.origin().empty() ? database_id_ : record.origin());
+    params.Text(row.error)
+        .Bytes(row.result)
+        .Bytes(row.config)
+        .Text(row.worker_id)
+        .Text(row.device_model)
+        .Text(row.tuner_version)
+        .Text(row.task_id)
+        .Int(row.created_unix_ms)
+        .Text(row.origin);
     // The unique identity index decides what is a duplicate, also between processes.
     TUNED_ASSIGN_OR_RETURN(
         PgResult inserted,
-        conn->Query("INSERT INTO records(workload_id, target_id, trace, trace_hash, status, "
+        conn_.Query("INSERT INTO records(workload_id, target_id, trace, trace_hash, status, "
                     "median_seconds, error, result, config, worker_id, device_model, "
                     "tuner_version, task_id, created_unix_ms, origin) "
                     "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) "
                     "ON CONFLICT(workload_id, target_id, trace_hash, worker_id, created_unix_ms) "
                     "DO NOTHING RETURNING id",
-                    row));
-    if (inserted.rows() > 0) {
-      ++out.inserted;
-      out.record_ids.push_back(inserted.Int(0, 0));
-      continue;
-    }
-    ++out.duplicates;
+                    params));
+    return inserted.rows() > 0 ? inserted.Int(0, 0) : 0;
+  }
+  StatusOr<int64_t> FindIdentity(const RecordRow& row) override {
     PgParams identity;
-    identity.Int(workload_it->second)
-        .Int(target_it->second)
-        .Text(trace_hash)
-        .Text(result.worker_id())
-        .Int(created);
+    identity.Int(row.workload_id)
+        .Int(row.target_id)
+        .Text(row.trace_hash)
+        .Text(row.worker_id)
+        .Int(row.created_unix_ms);
     TUNED_ASSIGN_OR_RETURN(
         PgResult found,
-        conn->Query("SELECT id FROM records WHERE workload_id = $1 AND target_id = $2 AND "
+        conn_.Query("SELECT id FROM records WHERE workload_id = $1 AND target_id = $2 AND "
                     "trace_hash = $3 AND worker_id = $4 AND created_unix_ms = $5",
                     identity));
-    if (found.rows() == 0) {
-      return InternalError("record " + std::to_string(i) + " was ignored but not found");
-    }
-    out.record_ids.push_back(found.Int(0, 0));
+    return found.rows() > 0 ? found.Int(0, 0) : 0;
   }
-  TUNED_RETURN_IF_ERROR(txn.Commit());
+
+ private:
+  PostgresDatabase& db_;
+  PgConnection& conn_;
+};
+
+StatusOr<InsertResult> PostgresDatabase::InsertRecords(std::span<const v1::TuningRecord> records,
+                                                       const InsertOptions& options) {
+  for (size_t i = 0; i < records.size(); ++i) TUNED_RETURN_IF_ERROR(CheckRecord(records[i], i));
+  InsertResult out;
+  TUNED_RETURN_IF_ERROR(RunWriteTransaction(*pool_, [&](PgConnection& conn) -> Status {
+    BatchWriter writer(*this, conn);
+    TUNED_ASSIGN_OR_RETURN(out, InsertRecordBatch(records, options, database_id_, writer));
+    return Status::Ok();
+  }));
   return out;
 }
 
 Status PostgresDatabase::SaveTask(const v1::TaskStatus& status) {
   if (status.task_id().empty()) return InvalidArgumentError("task has an empty id");
-  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
-  TUNED_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::BeginWrite(*conn));
+  return RunWriteTransaction(*pool_, [&](PgConnection& conn) { return SaveTaskOn(conn, status); });
+}
+
+Status PostgresDatabase::SaveTaskOn(PgConnection& conn, const v1::TaskStatus& status) {
   const int64_t best_id = status.best().record_id();
   if (best_id != 0) {
     PgParams id;
     id.Int(best_id);
-    TUNED_ASSIGN_OR_RETURN(PgResult found, conn->Query("SELECT 1 FROM records WHERE id = $1", id));
+    TUNED_ASSIGN_OR_RETURN(PgResult found, conn.Query("SELECT 1 FROM records WHERE id = $1", id));
     if (found.rows() == 0) {
       return InvalidArgumentError("task '" + status.task_id() + "': best record " +
                                   std::to_string(best_id) + " is not in the database");
@@ -298,7 +291,7 @@ Status PostgresDatabase::SaveTask(const v1::TaskStatus& status) {
   row.Text(status.error()).Int(status.updated_unix_ms() != 0 ? status.updated_unix_ms() : UnixMs());
   TUNED_ASSIGN_OR_RETURN(
       PgResult saved,
-      conn->Query("INSERT INTO tasks(task_id, spec, workload_key, target, trial_budget, "
+      conn.Query("INSERT INTO tasks(task_id, spec, workload_key, target, trial_budget, "
                   "trials_done, state, best_record_id, error, updated_unix_ms) "
                   "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
                   "ON CONFLICT(task_id) DO UPDATE SET spec = excluded.spec, "
@@ -308,15 +301,23 @@ Status PostgresDatabase::SaveTask(const v1::TaskStatus& status) {
                   "error = excluded.error, updated_unix_ms = excluded.updated_unix_ms",
                   row));
   (void)saved;
-  return txn.Commit();
+  return Status::Ok();
 }
 
 StatusOr<bool> PostgresDatabase::SaveCostModelSnapshot(const CostModelSnapshot& snapshot) {
-  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
-  TUNED_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::BeginWrite(*conn));
+  bool added = false;
+  TUNED_RETURN_IF_ERROR(RunWriteTransaction(*pool_, [&](PgConnection& conn) -> Status {
+    TUNED_ASSIGN_OR_RETURN(added, SaveCostModelSnapshotOn(conn, snapshot));
+    return Status::Ok();
+  }));
+  return added;
+}
+
+StatusOr<bool> PostgresDatabase::SaveCostModelSnapshotOn(PgConnection& conn,
+                                                         const CostModelSnapshot& snapshot) {
   v1::Target target;
   target.set_target(snapshot.target);
-  TUNED_ASSIGN_OR_RETURN(int64_t target_id, UpsertTarget(*conn, target, /*device=*/""));
+  TUNED_ASSIGN_OR_RETURN(int64_t target_id, UpsertTarget(conn, target, /*device=*/""));
   PgParams row;
   row.Int(target_id)
       .Text(snapshot.format)
@@ -327,7 +328,7 @@ StatusOr<bool> PostgresDatabase::SaveCostModelSnapshot(const CostModelSnapshot& 
       .Int(snapshot.created_unix_ms != 0 ? snapshot.created_unix_ms : UnixMs());
   TUNED_ASSIGN_OR_RETURN(
       PgResult inserted,
-      conn->Query("INSERT INTO cost_model_snapshots(target_id, format, feature_version, "
+      conn.Query("INSERT INTO cost_model_snapshots(target_id, format, feature_version, "
                   "num_records, model, origin, created_unix_ms) "
                   "VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING id",
                   row));
@@ -336,7 +337,7 @@ StatusOr<bool> PostgresDatabase::SaveCostModelSnapshot(const CostModelSnapshot& 
   prune.Int(target_id).Int(kKeptSnapshotsPerTarget);
   TUNED_ASSIGN_OR_RETURN(
       PgResult pruned,
-      conn->Query("DELETE FROM cost_model_snapshots WHERE target_id = $1 AND id NOT IN ("
+      conn.Query("DELETE FROM cost_model_snapshots WHERE target_id = $1 AND id NOT IN ("
                   "SELECT id FROM cost_model_snapshots WHERE target_id = $1 "
                   "ORDER BY created_unix_ms DESC, id DESC LIMIT $2)",
                   prune));
@@ -347,15 +348,13 @@ StatusOr<bool> PostgresDatabase::SaveCostModelSnapshot(const CostModelSnapshot& 
     PgParams id;
     id.Int(new_id);
     TUNED_ASSIGN_OR_RETURN(PgResult kept,
-                           conn->Query("SELECT 1 FROM cost_model_snapshots WHERE id = $1", id));
+                           conn.Query("SELECT 1 FROM cost_model_snapshots WHERE id = $1", id));
     added = kept.rows() > 0;
   }
-  TUNED_RETURN_IF_ERROR(txn.Commit());
   return added;
 }
 
 Status PostgresDatabase::LogMerge(const MergeEntry& entry) {
-  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
   PgParams row;
   row.Text(entry.source_path)
       .Text(entry.source_database_id)
@@ -363,14 +362,16 @@ Status PostgresDatabase::LogMerge(const MergeEntry& entry) {
       .Int(entry.records_added)
       .Int(entry.snapshots_added)
       .Int(entry.merged_unix_ms != 0 ? entry.merged_unix_ms : UnixMs());
-  TUNED_ASSIGN_OR_RETURN(
-      PgResult logged,
-      conn->Query("INSERT INTO merges(source_path, source_database_id, workloads_added, "
-                  "records_added, snapshots_added, merged_unix_ms) "
-                  "VALUES($1, $2, $3, $4, $5, $6)",
-                  row));
-  (void)logged;
-  return Status::Ok();
+  return RunWriteTransaction(*pool_, [&](PgConnection& conn) -> Status {
+    TUNED_ASSIGN_OR_RETURN(
+        PgResult logged,
+        conn.Query("INSERT INTO merges(source_path, source_database_id, workloads_added, "
+                   "records_added, snapshots_added, merged_unix_ms) "
+                   "VALUES($1, $2, $3, $4, $5, $6)",
+                   row));
+    (void)logged;
+    return Status::Ok();
+  });
 }
 
 }  // namespace tuned::db

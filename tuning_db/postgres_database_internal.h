@@ -12,18 +12,21 @@
 #include <string>
 
 #include "tuning_db/database.h"
+#include "tuning_db/postgres_task_ownership_internal.h"
 #include "tuning_db/postgres_util.h"
 
 namespace tuned::db {
 
 class PostgresDatabase final : public Database {
  public:
-  PostgresDatabase(std::string shown_url, std::unique_ptr<PgPool> pool, std::string database_id)
+  PostgresDatabase(std::string shown_url, std::unique_ptr<PgPool> pool, std::string database_id,
+                   std::unique_ptr<PgTaskOwnership> ownership)
       : shown_url_(std::move(shown_url)), pool_(std::move(pool)),
-        database_id_(std::move(database_id)) {}
+        database_id_(std::move(database_id)), ownership_(std::move(ownership)) {}
 
   const std::string& path() const override { return shown_url_; }
   const std::string& database_id() const override { return database_id_; }
+  TaskOwnership* task_ownership() override { return ownership_.get(); }
 
   Status PutWorkload(const v1::Workload& workload) override;
   StatusOr<InsertResult> InsertRecords(std::span<const v1::TuningRecord> records,
@@ -51,6 +54,10 @@ class PostgresDatabase final : public Database {
   StatusOr<std::vector<CostModelSnapshot>> ListCostModelSnapshots() override;
 
  private:
+  class BatchWriter;  // InsertRecords' statements for InsertRecordBatch.
+
+  Status SaveTaskOn(PgConnection& conn, const v1::TaskStatus& status);
+  StatusOr<bool> SaveCostModelSnapshotOn(PgConnection& conn, const CostModelSnapshot& snapshot);
   /// Id of the workload (inserted if new); `added` tells whether it was inserted.
   StatusOr<int64_t> UpsertWorkload(PgConnection& conn, const v1::Workload& workload, bool* added);
   StatusOr<int64_t> UpsertTarget(PgConnection& conn, const v1::Target& target,
@@ -69,6 +76,7 @@ class PostgresDatabase final : public Database {
   const std::string shown_url_;
   std::unique_ptr<PgPool> pool_;
   const std::string database_id_;
+  const std::unique_ptr<PgTaskOwnership> ownership_;
 };
 
 /// The column list `QueryRecords` reads, with the joins it needs; append WHERE/ORDER BY.

@@ -2,8 +2,13 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
+#include <thread>
+
+#include "common/logging.h"
 
 namespace tuned::db {
 namespace {
@@ -168,10 +173,13 @@ PgConnection::~PgConnection() {
   if (conn_ != nullptr) PQfinish(conn_);
 }
 
-Status PgConnection::ResultStatus(pg_result* result, std::string_view context) const {
+Status PgConnection::ResultStatus(pg_result* result, std::string_view context) {
   const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return Status::Ok();
   const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  if (state != nullptr && (std::string_view(state) == "40001" || std::string_view(state) == "40P01")) {
+    conflict_seen_ = true;
+  }
   const char* primary =
       result != nullptr ? PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
   const std::string reason = OneLine(primary != nullptr ? primary : PQerrorMessage(conn_));
@@ -286,6 +294,28 @@ Status PgTransaction::Commit() {
   Status status = conn->Exec("COMMIT", "committing");
   if (!status.ok()) (void)conn->Exec("ROLLBACK", "rolling back");
   return status;
+}
+
+Status RunWriteTransaction(PgPool& pool, const std::function<Status(PgConnection&)>& body) {
+  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool.Acquire());
+  for (int attempt = 1;; ++attempt) {
+    conn->ClearConflict();
+    Status status = [&]() -> Status {
+      TUNED_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::BeginWrite(*conn));
+      TUNED_RETURN_IF_ERROR(body(*conn));
+      return txn.Commit();
+    }();
+    if (status.ok() || !conn->conflict_seen() || attempt == kMaxWriteAttempts) {
+      return status;
+    }
+    // A random pause, growing with the attempts, so that the two sides of a deadlock do not
+    // collide again at once.
+    thread_local std::mt19937 rng{std::random_device{}()};
+    const int pause_ms = std::uniform_int_distribution<int>(1, 10 << attempt)(rng);
+    Logger("db")->info("write transaction aborted by a conflict, attempt {} of {}, retrying in {} ms: {}",
+                       attempt, kMaxWriteAttempts, pause_ms, status.message());
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  }
 }
 
 }  // namespace tuned::db

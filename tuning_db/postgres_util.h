@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,6 +83,12 @@ class PgConnection {
   Status Exec(const std::string& sql, std::string_view context);
   StatusOr<PgResult> Query(const std::string& sql, const PgParams& params = {});
 
+  /// Whether a statement since the last ClearConflict() was aborted by PostgreSQL to break a
+  /// deadlock or a serialization conflict (SQLSTATE 40P01, 40001): running its transaction
+  /// again may succeed.
+  bool conflict_seen() const { return conflict_seen_; }
+  void ClearConflict() { conflict_seen_ = false; }
+
   /// Whether the server connection was lost; the pool reconnects such a connection.
   bool broken() const;
   /// Reconnects a broken connection; its prepared statements are gone with the old one.
@@ -89,9 +96,10 @@ class PgConnection {
 
  private:
   PgConnection(pg_conn* conn, std::string shown_url) : conn_(conn), shown_url_(std::move(shown_url)) {}
-  Status ResultStatus(pg_result* result, std::string_view context) const;
+  Status ResultStatus(pg_result* result, std::string_view context);
 
   pg_conn* conn_ = nullptr;
+  bool conflict_seen_ = false;
   const std::string shown_url_;
   std::map<std::string, std::string, std::less<>> prepared_;  // SQL text -> statement name.
 };
@@ -153,6 +161,16 @@ class PgTransaction {
   explicit PgTransaction(PgConnection* conn) : conn_(conn) {}
   PgConnection* conn_ = nullptr;  // Null once committed or moved from.
 };
+
+/// How often a write transaction runs before a deadlock or serialization failure is final.
+inline constexpr int kMaxWriteAttempts = 5;
+
+/// Runs `body` in a write transaction on a connection of `pool` and commits it. A transaction
+/// PostgreSQL aborted to break a deadlock or a serialization conflict is run again (up to
+/// kMaxWriteAttempts times, after a short random pause), so concurrent writers that lock rows
+/// in different orders both succeed. `body` may run more than once: it must reset what it
+/// reports back and touch nothing outside the database.
+Status RunWriteTransaction(PgPool& pool, const std::function<Status(PgConnection&)>& body);
 
 }  // namespace tuned::db
 

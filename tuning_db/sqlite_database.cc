@@ -13,6 +13,7 @@
 #include "common/sha256.h"
 #include "common/time.h"
 #include "tuning_db/database.h"
+#include "tuning_db/record_batch_internal.h"
 #include "tuning_db/record_checks.h"
 #include "tuning_db/schema/migrations.h"
 #include "tuning_db/sqlite_database_internal.h"
@@ -243,6 +244,64 @@ Status SqliteDatabase::PutWorkload(const v1::Workload& workload) {
   return txn.Commit();
 }
 
+// SQLite's statements for InsertRecordBatch; the caller holds the lock and the transaction.
+class SqliteDatabase::BatchWriter final : public RecordBatchWriter {
+ public:
+  BatchWriter(SqliteDatabase& db, sqlite3* conn, CachedStatement& insert,
+                    CachedStatement& find)
+      : db_(db), conn_(conn), insert_(insert), find_(find) {}
+
+  StatusOr<int64_t> UpsertWorkload(const v1::Workload& workload) override {
+    bool added = false;
+    return db_.UpsertWorkloadLocked(workload, &added);
+  }
+  StatusOr<int64_t> UpsertTarget(const v1::Target& target, const std::string& device) override {
+    return db_.UpsertTargetLocked(target, device);
+  }
+  StatusOr<int64_t> InsertIfNew(const RecordRow& row) override {
+    insert_->Reset();  // Reused for every record of the batch.
+    insert_->BindInt(1, row.workload_id)
+        .BindInt(2, row.target_id)
+        .BindBlob(3, row.trace)
+        .BindText(4, row.trace_hash)
+        .BindInt(5, row.status)
+        .BindText(7, row.error)
+        .BindBlob(8, row.result)
+        .BindBlob(9, row.config)
+        .BindText(10, row.worker_id)
+        .BindText(11, row.device_model)
+        .BindText(12, row.tuner_version)
+        .BindText(13, row.task_id)
+        .BindInt(14, row.created_unix_ms)
+        .BindText(15, row.origin);
+    if (row.median_seconds) {
+      insert_->BindDouble(6, *row.median_seconds);
+    } else {
+      insert_->BindNull(6);
+    }
+    TUNED_RETURN_IF_ERROR(insert_->Run());
+    return sqlite3_changes(conn_) > 0 ? sqlite3_last_insert_rowid(conn_) : 0;
+  }
+  StatusOr<int64_t> FindIdentity(const RecordRow& row) override {
+    find_->Reset();
+    find_->BindInt(1, row.workload_id)
+        .BindInt(2, row.target_id)
+        .BindText(3, row.trace_hash)
+        .BindText(4, row.worker_id)
+        .BindInt(5, row.created_unix_ms);
+    TUNED_ASSIGN_OR_RETURN(bool found, find_->Step());
+    const int64_t id = found ? find_->ColumnInt(0) : 0;
+    find_->Reset();
+    return id;
+  }
+
+ private:
+  SqliteDatabase& db_;
+  sqlite3* conn_;
+  CachedStatement& insert_;
+  CachedStatement& find_;
+};
+
 StatusOr<InsertResult> SqliteDatabase::InsertRecords(std::span<const v1::TuningRecord> records,
                                                      const InsertOptions& options) {
   for (size_t i = 0; i < records.size(); ++i) TUNED_RETURN_IF_ERROR(CheckRecord(records[i], i));
@@ -258,71 +317,9 @@ StatusOr<InsertResult> SqliteDatabase::InsertRecords(std::span<const v1::TuningR
       CachedStatement find,
       Cached("SELECT id FROM records WHERE workload_id = ? AND target_id = ? AND trace_hash = ? "
              "AND worker_id = ? AND created_unix_ms = ?"));
-  // Batches usually share one workload and target: resolve each once.
-  std::map<std::string, int64_t, std::less<>> workload_ids;
-  std::map<std::pair<std::string, std::string>, int64_t> target_ids;
-  InsertResult out;
-  const int64_t now = UnixMs();
-  for (size_t i = 0; i < records.size(); ++i) {
-    const v1::TuningRecord& record = records[i];
-    const v1::MeasureResult& result = record.result();
-    auto workload_it = workload_ids.find(record.workload().key());
-    if (workload_it == workload_ids.end()) {
-      bool added = false;
-      StatusOr<int64_t> id = UpsertWorkloadLocked(record.workload(), &added);
-      if (!id.ok()) return id.status().WithContext("record " + std::to_string(i));
-      workload_it = workload_ids.emplace(record.workload().key(), *id).first;
-    }
-    auto target_key = std::make_pair(record.target().target(), result.device().model());
-    auto target_it = target_ids.find(target_key);
-    if (target_it == target_ids.end()) {
-      TUNED_ASSIGN_OR_RETURN(int64_t id, UpsertTargetLocked(record.target(), target_key.second));
-      target_it = target_ids.emplace(target_key, id).first;
-    }
-    const std::string trace_hash =
-        record.trace_hash().empty() ? TraceHash(record.trace()) : record.trace_hash();
-    int64_t created = record.created_unix_ms();
-    if (created == 0 && options.stamp_missing_time) created = now;
-    const bool ok = result.status() == v1::MEASURE_STATUS_OK;
-
-    insert->Reset();  // Reused for every record of the batch.
-    insert->BindInt(1, workload_it->second)
-        .BindInt(2, target_it->second)
-        .BindBlob(3, record.trace().SerializeAsString())
-        .BindText(4, trace_hash)
-        .BindInt(5, result.status())
-        .BindText(7, result.error())
-        .BindBlob(8, result.SerializeAsString())
-        .BindBlob(9, record.config().SerializeAsString())
-        .BindText(10, result.worker_id())
-        .BindText(11, result.device().model())
-        .BindText(12, record.tuner_version())
-        .BindText(13, record.task_id())
-        .BindInt(14, created)
-        .BindText(15, record.origin().empty() ? database_id_ : record.origin());
-    if (ok) {
-      insert->BindDouble(6, result.median_seconds());
-    } else {
-      insert->BindNull(6);
-    }
-    TUNED_RETURN_IF_ERROR(insert->Run());
-    if (sqlite3_changes(conn_.get()) > 0) {
-      ++out.inserted;
-      out.record_ids.push_back(sqlite3_last_insert_rowid(conn_.get()));
-      continue;
-    }
-    ++out.duplicates;
-    find->Reset();
-    find->BindInt(1, workload_it->second)
-        .BindInt(2, target_it->second)
-        .BindText(3, trace_hash)
-        .BindText(4, result.worker_id())
-        .BindInt(5, created);
-    TUNED_ASSIGN_OR_RETURN(bool found, find->Step());
-    if (!found) return InternalError("record " + std::to_string(i) + " was ignored but not found");
-    out.record_ids.push_back(find->ColumnInt(0));
-    find->Reset();
-  }
+  BatchWriter writer(*this, conn_.get(), insert, find);
+  TUNED_ASSIGN_OR_RETURN(InsertResult out,
+                         InsertRecordBatch(records, options, database_id_, writer));
   TUNED_RETURN_IF_ERROR(txn.Commit());
   return out;
 }

@@ -49,6 +49,8 @@ class SqliteDatabase final : public Database {
   StatusOr<std::vector<CostModelSnapshot>> ListCostModelSnapshots() override;
 
  private:
+  class BatchWriter;  // InsertRecords' statements for InsertRecordBatch.
+
   /// A prepared statement for `sql`, reset and reused across calls (hot queries stay cheap).
   /// Callers hold `mutex_` and must not use two handles of the same text at once.
   StatusOr<CachedStatement> Cached(const std::string& sql);

@@ -29,9 +29,13 @@ struct ServerStackConfig {
   std::string tls_worker_ca_pem;  // mutual TLS for workers (ServerOptions)
   int max_message_bytes = kDefaultMaxMessageBytes;
   dispatch::DispatcherOptions dispatcher;
-  /// Restart the database's unfinished tasks (`tuned serve`); the embedded `tuned tune` runs
-  /// only its own task.
+  /// Restart the database's unfinished tasks (`tuned serve`) and, on a database shared with
+  /// other servers, take over those whose owner died; the embedded `tuned tune` runs only its
+  /// own task.
   bool resume_tasks = true;
+  /// On a shared database: how often the server checks its tasks' ownership and looks for
+  /// tasks without a live owner (TaskManagerOptions::ownership_check_ms).
+  int ownership_check_ms = 2000;
 };
 
 /// Database, dispatcher, task manager and gRPC server, started in dependency order (unfinished

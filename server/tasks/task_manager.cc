@@ -1,5 +1,7 @@
 #include "server/tasks/task_manager.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <utility>
 
@@ -109,6 +111,14 @@ StatusOr<v1::TaskSpec> TaskManager::NormalizeSpec(v1::TaskSpec spec) const {
 }
 
 StatusOr<int> TaskManager::ResumeUnfinished() {
+  if (options_.ownership != nullptr) {
+    TUNED_ASSIGN_OR_RETURN(int resumed, TakeUnownedTasks("resumed"));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopped_ && !ownership_thread_.joinable()) {
+      ownership_thread_ = std::thread([this] { WatchOwnership(); });
+    }
+    return resumed;
+  }
   int resumed = 0;
   for (v1::TaskState state : {v1::TASK_STATE_PENDING, v1::TASK_STATE_RUNNING}) {
     TUNED_ASSIGN_OR_RETURN(std::vector<v1::TaskStatus> tasks, tasks_.ListTasks(state));
@@ -122,6 +132,87 @@ StatusOr<int> TaskManager::ResumeUnfinished() {
   return resumed;
 }
 
+StatusOr<int> TaskManager::TakeUnownedTasks(const char* verb) {
+  int taken = 0;
+  for (v1::TaskState state : {v1::TASK_STATE_PENDING, v1::TASK_STATE_RUNNING}) {
+    TUNED_ASSIGN_OR_RETURN(std::vector<v1::TaskStatus> tasks, tasks_.ListTasks(state));
+    for (const v1::TaskStatus& listed : tasks) {
+      const std::string& task_id = listed.task_id();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopped_) return taken;
+        if (auto it = runners_.find(task_id); it != runners_.end() && !it->second->finished()) {
+          continue;  // Runs here.
+        }
+      }
+      TUNED_ASSIGN_OR_RETURN(bool owned, options_.ownership->TryOwn(task_id));
+      if (!owned) continue;  // Another live server runs it.
+      // Read again now that it is ours: it may have finished since it was listed (an owner
+      // saves the final state before it lets go).
+      StatusOr<v1::TaskStatus> status = tasks_.LoadTask(task_id);
+      if (!status.ok() || v1::IsFinal(status->state())) {
+        Disown(task_id);
+        if (!status.ok()) return status.status();
+        continue;
+      }
+      Logger("tasks")->info("task {} task={} trials={}/{}", verb, task_id, status->trials_done(),
+                            status->spec().trial_budget());
+      if (!StartRunner(*status)) {
+        Disown(task_id);
+        return taken;
+      }
+      ++taken;
+    }
+  }
+  return taken;
+}
+
+void TaskManager::AbandonLostTasks() {
+  StatusOr<std::vector<std::string>> lost = options_.ownership->CheckOwned();
+  if (!lost.ok()) {
+    Logger("tasks")->warn("checking task ownership failed: {}", lost.status().message());
+    return;
+  }
+  for (const std::string& task_id : *lost) {
+    std::shared_ptr<Runner> runner;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = runners_.find(task_id);
+      if (it == runners_.end()) continue;
+      runner = it->second;
+      runners_.erase(it);
+    }
+    if (runner->finished()) continue;
+    Logger("tasks")->warn("task given up task={} reason='ownership lost'", task_id);
+    runner->Abandon();
+    runner.reset();  // Joins its thread before anyone may take the task again.
+  }
+}
+
+void TaskManager::WatchOwnership() {
+  const auto period = std::chrono::milliseconds(std::max(1, options_.ownership_check_ms));
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_.wait_for(lock, period, [this] { return stopped_; })) {
+    lock.unlock();
+    AbandonLostTasks();
+    StatusOr<int> taken = TakeUnownedTasks("taken over");
+    if (!taken.ok()) {
+      Logger("tasks")->warn("looking for tasks without an owner failed: {}",
+                            taken.status().message());
+    }
+    lock.lock();
+  }
+}
+
+void TaskManager::Disown(const std::string& task_id) {
+  if (options_.ownership == nullptr) return;
+  Status released = options_.ownership->Release(task_id);
+  if (!released.ok()) {
+    Logger("tasks")->warn("task {}: giving up its ownership failed: {}", task_id,
+                          released.message());
+  }
+}
+
 StatusOr<v1::TaskStatus> TaskManager::Submit(v1::TaskSpec spec) {
   TUNED_ASSIGN_OR_RETURN(v1::TaskSpec normalized, NormalizeSpec(std::move(spec)));
   v1::TaskStatus status;
@@ -129,22 +220,32 @@ StatusOr<v1::TaskStatus> TaskManager::Submit(v1::TaskSpec spec) {
   *status.mutable_spec() = std::move(normalized);
   status.set_state(v1::TASK_STATE_PENDING);
   status.set_updated_unix_ms(UnixMs());
-  TUNED_RETURN_IF_ERROR(tasks_.SaveTask(status));
+  // Owned before it is stored, so no other server sharing the database takes it first.
+  if (options_.ownership != nullptr) {
+    TUNED_ASSIGN_OR_RETURN(bool owned, options_.ownership->TryOwn(status.task_id()));
+    if (!owned) return InternalError("a new task id is owned by another server");
+  }
+  Status saved = tasks_.SaveTask(status);
+  if (!saved.ok()) {
+    Disown(status.task_id());
+    return saved;
+  }
   Logger("tasks")->info("task submitted task={} workload='{}' target='{}' budget={}",
                         status.task_id(), status.spec().workload_spec(),
                         status.spec().target().target(), status.spec().trial_budget());
-  StartRunner(status);
+  if (!StartRunner(status)) Disown(status.task_id());
   return status;
 }
 
-void TaskManager::StartRunner(const v1::TaskStatus& status) {
+bool TaskManager::StartRunner(const v1::TaskStatus& status) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (stopped_) return;
+  if (stopped_) return false;
   // Finished tasks are served from the database; join their threads.
   std::erase_if(runners_, [](const auto& entry) { return entry.second->finished(); });
   auto runner = std::make_shared<Runner>(*this, status);
   runners_[status.task_id()] = runner;
   runner->Start();
+  return true;
 }
 
 StatusOr<v1::TaskStatus> TaskManager::Get(const std::string& task_id) {
@@ -184,9 +285,20 @@ StatusOr<v1::TaskStatus> TaskManager::Cancel(const std::string& task_id) {
     return FailedPreconditionError("task '" + task_id + "' has already finished (" +
                                    v1::TaskState_Name(status.state()) + ")");
   }
+  // Another server running the task would overwrite the cancel with its progress.
+  if (options_.ownership != nullptr) {
+    TUNED_ASSIGN_OR_RETURN(bool owned, options_.ownership->TryOwn(task_id));
+    if (!owned) {
+      return FailedPreconditionError("task '" + task_id +
+                                     "' runs on another server sharing the database; cancel "
+                                     "it there");
+    }
+  }
   status.set_state(v1::TASK_STATE_CANCELLED);
   status.set_updated_unix_ms(UnixMs());
-  TUNED_RETURN_IF_ERROR(tasks_.SaveTask(status));
+  Status saved = tasks_.SaveTask(status);
+  Disown(task_id);
+  TUNED_RETURN_IF_ERROR(saved);
   Publish(status);
   return status;
 }
@@ -221,6 +333,11 @@ void TaskManager::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
+    stopping_.notify_all();
+  }
+  if (ownership_thread_.joinable()) ownership_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     runners.swap(runners_);
   }
   for (auto& [id, runner] : runners) runner->RequestStop();

@@ -16,6 +16,12 @@
 /// server restart, counting its stored records against the budget and feeding them to the new
 /// strategy, so nothing acknowledged is lost and nothing is measured twice.
 ///
+/// Several servers may share one database (PostgreSQL): then a task is run by the server that
+/// owns it (`db::TaskOwnership`), a submitted task belongs to the server that accepted it, and
+/// every server keeps looking for unfinished tasks that no live server owns (their owner died)
+/// and takes them over, resuming them from their records as after a restart. Without ownership
+/// (SQLite: one server per file) the server runs every unfinished task of its database.
+///
 /// The strategy comes from a factory (the random search now, the evolutionary search later), so
 /// a new search plugs in at the composition root without touching tasks or the dispatcher.
 
@@ -28,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -35,6 +42,7 @@
 #include "server/search/search_strategy.h"
 #include "tuned/v1/task.pb.h"
 #include "tuning_db/record_store.h"
+#include "tuning_db/task_ownership.h"
 #include "tuning_db/task_store.h"
 
 namespace tuned::tasks {
@@ -58,6 +66,12 @@ struct TaskManagerOptions {
   uint32_t default_batch_size = 16;
   /// Largest trial budget a spec may ask for.
   uint32_t max_trial_budget = 100000;
+  /// Which server runs a task when several share the database; null when this server has the
+  /// database to itself (SQLite) and runs every unfinished task in it. Must outlive the manager.
+  db::TaskOwnership* ownership = nullptr;
+  /// With `ownership`, after ResumeUnfinished: how often the server checks that it still owns
+  /// its tasks (giving up those it lost) and takes over unfinished tasks nobody owns.
+  int ownership_check_ms = 2000;
 };
 
 /// Called with a task's status after every change (from the thread making the change); it must
@@ -75,7 +89,9 @@ class TaskManager {
   TaskManager(const TaskManager&) = delete;
   TaskManager& operator=(const TaskManager&) = delete;
 
-  /// Restarts every PENDING or RUNNING task stored in the database; returns how many.
+  /// Restarts every PENDING or RUNNING task stored in the database (with ownership: those no
+  /// other live server owns, and from then on every `ownership_check_ms` those whose owner
+  /// died); returns how many it restarted now.
   StatusOr<int> ResumeUnfinished();
 
   /// Validates `spec` (InvalidArgument with the reason: bad workload spec, target, budget,
@@ -85,7 +101,8 @@ class TaskManager {
   StatusOr<v1::TaskStatus> Get(const std::string& task_id);
   StatusOr<std::vector<v1::TaskStatus>> List(std::optional<v1::TaskState> state);
   /// Cancels a running task (its queued jobs are dropped). FailedPrecondition when the task has
-  /// already finished; NotFound for an unknown id.
+  /// already finished or runs on another server sharing the database; NotFound for an unknown
+  /// id.
   StatusOr<v1::TaskStatus> Cancel(const std::string& task_id);
 
   /// Registers a watcher of `task_id`, calls it once with the current status, and returns its
@@ -103,8 +120,18 @@ class TaskManager {
  private:
   class Runner;
 
-  void StartRunner(const v1::TaskStatus& status);
+  /// False (nothing started) once the manager is stopping.
+  bool StartRunner(const v1::TaskStatus& status);
   void Publish(const v1::TaskStatus& status);
+  /// With ownership: takes every unfinished task that neither runs here nor has a live owner,
+  /// and starts it (logging `verb`); returns how many.
+  StatusOr<int> TakeUnownedTasks(const char* verb);
+  /// With ownership: stops, without saving anything, the runners of tasks this server lost.
+  void AbandonLostTasks();
+  /// The ownership thread: AbandonLostTasks and TakeUnownedTasks every ownership_check_ms.
+  void WatchOwnership();
+  /// Gives up the ownership of a task that ended here or paused (no-op without ownership).
+  void Disown(const std::string& task_id);
 
   db::TaskStore& tasks_;
   db::RecordStore& records_;
@@ -114,6 +141,8 @@ class TaskManager {
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Runner>> runners_;
   bool stopped_ = false;
+  std::condition_variable stopping_;  // Wakes the ownership thread on Stop.
+  std::thread ownership_thread_;
 
   std::mutex watchers_mu_;
   std::multimap<std::string, std::pair<uint64_t, TaskWatcher>> watchers_;

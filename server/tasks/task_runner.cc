@@ -91,6 +91,14 @@ void TaskManager::Runner::RequestStop() {
   inbox_->cv.notify_all();
 }
 
+void TaskManager::Runner::Abandon() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    abandoned_ = true;
+  }
+  RequestStop();
+}
+
 bool TaskManager::Runner::Stopping() {
   std::lock_guard<std::mutex> lock(inbox_->mu);
   return inbox_->stop;
@@ -140,14 +148,23 @@ void TaskManager::Runner::Run() {
   // Whatever ends the loop, none of this task's jobs may call back into it any more.
   manager_.dispatcher_.CancelTask(task_id);
   std::unique_lock<std::mutex> lock(mu_);
-  if (cancelled_) {
+  if (abandoned_) {
     finished_ = true;
     return;
   }
+  if (cancelled_) {
+    finished_ = true;
+    lock.unlock();
+    manager_.Disown(task_id);
+    return;
+  }
   if (Stopping() && result.ok() && status_.trials_done() < status_.spec().trial_budget()) {
-    // Server shutdown: the stored state stays RUNNING, so a restart resumes the task.
+    // Server shutdown: the stored state stays RUNNING, so a restart (or another server sharing
+    // the database) resumes the task.
     Log()->info("task paused task={} trials={}/{}", task_id, status_.trials_done(),
                 status_.spec().trial_budget());
+    lock.unlock();
+    manager_.Disown(task_id);
     return;
   }
   final_ = true;
@@ -166,6 +183,8 @@ void TaskManager::Runner::Run() {
     Log()->error("task {}: saving the final state failed: {}", task_id, saved.message());
   }
   finished_ = true;  // Only now may the manager drop this runner and read the database.
+  lock.unlock();
+  manager_.Disown(task_id);  // After the final state is saved: a new owner reads it.
 }
 
 Status TaskManager::Runner::RunSearch() {
@@ -195,7 +214,7 @@ Status TaskManager::Runner::RunSearch() {
   std::vector<search::MeasuredCandidate> replay;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    if (cancelled_) return Status::Ok();
+    if (cancelled_ || abandoned_) return Status::Ok();
     status_.set_trials_done(uint32_t(previous.size()));
     status_.clear_best();
     for (const v1::TuningRecord& record : previous) {
@@ -279,7 +298,7 @@ Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& c
 Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
                                          const v1::MeasureResult& result) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (cancelled_) return Status::Ok();
+  if (cancelled_ || abandoned_) return Status::Ok();
   v1::TuningRecord record;
   *record.mutable_workload() = workload_proto_;
   *record.mutable_target() = status_.spec().target();

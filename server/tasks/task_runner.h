@@ -33,6 +33,8 @@ class TaskManager::Runner {
   void Start();
   /// Server shutdown: the thread stops at its next wait without touching the stored state.
   void RequestStop();
+  /// The server lost the task to another server: stops without saving anything more.
+  void Abandon();
   /// User cancel: saves CANCELLED and stops. FailedPrecondition when already finished.
   StatusOr<v1::TaskStatus> Cancel();
   v1::TaskStatus Snapshot();
@@ -68,6 +70,7 @@ class TaskManager::Runner {
   std::mutex mu_;  // Guards status_ and the flags below.
   v1::TaskStatus status_;
   bool cancelled_ = false;
+  bool abandoned_ = false;  // Another server owns the task now.
   bool final_ = false;     // The final state is decided (a cancel comes too late).
   bool finished_ = false;  // The final state is saved; the thread is ending.
   std::thread thread_;

@@ -129,7 +129,9 @@ bool Cluster::StartServer(std::string* error) {
                                 "--lease-timeout-ms",
                                 "1500",
                                 "--max-attempts",
-                                "3"};
+                                "3",
+                                "--task-check-ms",
+                                "200"};
   argv.insert(argv.end(), server_args_.begin(), server_args_.end());
   argv.insert(argv.begin(), server_wrapper_.begin(), server_wrapper_.end());
   server_ = std::make_unique<ChildProcess>(argv, log);

@@ -48,7 +48,8 @@ class ChildProcess {
 
 class Cluster {
  public:
-  /// Heartbeat 100 ms, lease 1500 ms, 3 attempts; token "secret-token".
+  /// Heartbeat 100 ms, lease 1500 ms, 3 attempts, task ownership checked every 200 ms; token
+  /// "secret-token".
   Cluster();
   ~Cluster();
 

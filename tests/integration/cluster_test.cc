@@ -459,5 +459,104 @@ TEST_P(ClusterOnBackend, RemoteCompileUsesTheSameRecordAsTheLocalLog) {
             0);
 }
 
+
+// Two servers on one PostgreSQL database, each with its own worker and its own task. One
+// server is killed with SIGKILL mid-task; the other takes its task over (its session's locks
+// went with it) and finishes both tasks from the records: every record acknowledged before the
+// kill is kept, and no trace of a workload is recorded twice in the whole log.
+class TwoServersOnOneLog : public ::testing::TestWithParam<db::testing::Backend> {};
+
+INSTANTIATE_TEST_SUITE_P(SharedLogBackends, TwoServersOnOneLog,
+                         ::testing::Values(db::testing::Backend::kPostgres),
+                         [](const auto& info) { return db::testing::BackendName(info.param); });
+
+TEST_P(TwoServersOnOneLog, SurvivorTakesOverTheTaskOfAKilledServer) {
+  TUNED_SKIP_UNLESS_BACKEND(GetParam());
+  db::testing::ScratchLog log(GetParam());
+  Cluster doomed;
+  Cluster survivor;
+  doomed.set_db_path(log.location());
+  survivor.set_db_path(log.location());
+  std::string error;
+  ASSERT_TRUE(doomed.StartServer(&error)) << error;
+  ASSERT_TRUE(survivor.StartServer(&error)) << error;
+  auto logs = [&] {
+    return "doomed server:\n" + doomed.server().Log() + "\nsurvivor:\n" + survivor.server().Log();
+  };
+  doomed.StartWorker("doomed-worker", {"--slots", "2"});
+  survivor.StartWorker("survivor-worker", {"--slots", "2"});
+  ASSERT_TRUE(doomed.WaitWorkers(1, 60s)) << logs();
+  ASSERT_TRUE(survivor.WaitWorkers(1, 60s)) << logs();
+
+  // Different workloads, so that a trace hash recorded twice in the log is a double measurement.
+  constexpr uint32_t kTrials = 40;
+  v1::TaskSpec orphan_spec = Cluster::SmallTask(kTrials);
+  v1::TaskSpec own_spec = Cluster::SmallTask(kTrials);
+  own_spec.set_workload_spec("matmul(M=32,N=48,K=32)");
+  const std::string orphan = SubmitTask(doomed, orphan_spec);
+  const std::string own = SubmitTask(survivor, own_spec);
+  ASSERT_FALSE(orphan.empty());
+  ASSERT_FALSE(own.empty());
+
+  v1::TaskStatus status;
+  ASSERT_TRUE(doomed.WaitTask(
+      orphan, [](const auto& s) { return s.trials_done() >= 12; }, kTaskTimeout, &status))
+      << logs();
+  ASSERT_FALSE(v1::IsFinal(status.state()));
+  std::map<int64_t, std::string> acknowledged;
+  {
+    auto stub = doomed.Database();
+    auto context = doomed.Context();
+    v1::ListRecordsRequest request;
+    request.set_task_id(orphan);
+    request.set_limit(1000);
+    v1::ListRecordsResponse response;
+    ASSERT_TRUE(stub->ListRecords(context.get(), request, &response).ok());
+    for (const auto& record : response.records()) {
+      acknowledged[record.record_id()] = record.trace_hash();
+    }
+  }
+  ASSERT_GE(acknowledged.size(), 12u);
+  doomed.server().Signal(SIGKILL);
+  ASSERT_TRUE(doomed.server().Wait(10s).has_value());
+
+  for (const std::string& task_id : {orphan, own}) {
+    ASSERT_TRUE(survivor.WaitTask(
+        task_id, [](const auto& s) { return v1::IsFinal(s.state()); }, kTaskTimeout, &status))
+        << logs();
+    EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+    EXPECT_EQ(status.trials_done(), kTrials);
+  }
+  EXPECT_THAT(survivor.server().Log(), HasSubstr("task taken over task=" + orphan)) << logs();
+  auto records = ExpectEachTrialOnce(survivor, orphan, kTrials);
+  ExpectEachTrialOnce(survivor, own, kTrials);
+  std::map<int64_t, std::string> stored;
+  for (const auto& record : records) stored[record.record_id()] = record.trace_hash();
+  for (const auto& [id, hash] : acknowledged) {
+    ASSERT_TRUE(stored.contains(id)) << "acknowledged record " << id << " was lost";
+    EXPECT_EQ(stored[id], hash);
+  }
+
+  // The whole log: one record per (workload, trace hash), and only the two tasks' records.
+  auto database = OpenDb(survivor);
+  ASSERT_NE(database, nullptr);
+  std::map<std::pair<std::string, std::string>, int> per_trace;
+  db::RecordFilter filter;
+  for (bool more = true; more;) {
+    auto page = database->ListRecords(filter);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const auto& record : *page) {
+      ++per_trace[{record.workload().key(), record.trace_hash()}];
+      filter.after_id = record.record_id();
+    }
+    more = page->size() == size_t(filter.limit);
+  }
+  EXPECT_EQ(per_trace.size(), 2 * kTrials);
+  for (const auto& [key, count] : per_trace) {
+    EXPECT_EQ(count, 1) << "trace " << key.second << " of " << key.first << " recorded " << count
+                        << " times";
+  }
+}
+
 }  // namespace
 }  // namespace tuned::testing

@@ -1,6 +1,7 @@
 // The client library (rpc/) and the remote record source against the real server stack
 // (server/stack) listening on loopback: remote and local reads of one log agree, tokens are
-// enforced through the shared auth code, errors keep their canonical codes.
+// enforced through the shared auth code, errors keep their canonical codes. The log is an SQLite
+// file and, where the test server runs, a PostgreSQL schema.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include "proto/task_state.h"
 #include "server/stack/embedded_stack.h"
 #include "server/stack/server_stack.h"
+#include "tests/unit/tuning_db/backend_test_util.h"
 #include "tests/unit/tuning_db/db_test_util.h"
 
 namespace tuned {
@@ -34,9 +36,17 @@ constexpr char kZen[] = "llvm -mcpu=znver3 -num-cores=2";
 constexpr char kSkylake[] = "llvm -mcpu=skylake -num-cores=4";
 constexpr char kGpu[] = "cuda -arch=sm_90";
 
-class RpcClientsTest : public ::testing::Test {
+class RpcClientsTest : public ::testing::TestWithParam<db::testing::Backend> {
  protected:
-  void SetUp() override { db_path_ = dir_.File("tuned.db"); }
+  void SetUp() override {
+    TUNED_SKIP_UNLESS_BACKEND(GetParam());
+    log_ = std::make_unique<db::testing::ScratchLog>(GetParam());
+    db_path_ = log_->location();
+  }
+  void TearDown() override {
+    stack_.reset();
+    log_.reset();
+  }
 
   // Starts the real stack on the log written so far, listening on a free loopback port.
   void StartServer(const std::string& token = kToken) {
@@ -57,20 +67,23 @@ class RpcClientsTest : public ::testing::Test {
   }
 
   void Insert(const std::vector<v1::TuningRecord>& records) {
-    auto db = db::testing::OpenOrFail(db_path_);
+    auto db = db::testing::OpenLogOrFail(db_path_);
     ASSERT_NE(db, nullptr);
     auto inserted = db->InsertRecords(records);
     ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
   }
 
-  db::testing::TempDir dir_;
+  std::unique_ptr<db::testing::ScratchLog> log_;
   std::string db_path_;
   std::unique_ptr<server::ServerStack> stack_;
 };
 
+INSTANTIATE_TEST_SUITE_P(Backends, RpcClientsTest, ::testing::ValuesIn(db::testing::AllBackends()),
+                         [](const auto& info) { return db::testing::BackendName(info.param); });
+
 // 1100 records of one workload, where the third target appears only after the first 1000 (a
 // page of ListRecords would miss it), and a second workload on a fourth target.
-TEST_F(RpcClientsTest, RemoteAndLocalTargetsAgreeBeyondAThousandRecords) {
+TEST_P(RpcClientsTest, RemoteAndLocalTargetsAgreeBeyondAThousandRecords) {
   std::vector<v1::TuningRecord> records;
   for (int64_t seq = 0; seq < 1100; ++seq) {
     const char* target = seq < 1000 ? (seq % 2 == 0 ? kZen : kSkylake) : kGpu;
@@ -116,7 +129,7 @@ TEST_F(RpcClientsTest, RemoteAndLocalTargetsAgreeBeyondAThousandRecords) {
   EXPECT_DOUBLE_EQ(remote_best->records[0].result().median_seconds(), 1e-3 + 1e-6 * 1000);
 }
 
-TEST_F(RpcClientsTest, CallsWithoutTheTokenAreRefused) {
+TEST_P(RpcClientsTest, CallsWithoutTheTokenAreRefused) {
   Insert({db::testing::MakeRecord(64, kZen, 1, 1e-3)});
   StartServer();
   std::unique_ptr<reuse::RecordSource> anonymous =
@@ -134,7 +147,7 @@ TEST_F(RpcClientsTest, CallsWithoutTheTokenAreRefused) {
   EXPECT_THAT(*listed, ElementsAre(kZen));
 }
 
-TEST_F(RpcClientsTest, TuningAndWorkerClientsKeepTheServersCodes) {
+TEST_P(RpcClientsTest, TuningAndWorkerClientsKeepTheServersCodes) {
   StartServer();
   rpc::TuningClient tuning(ClientConnection());
   v1::TaskSpec bad;
@@ -158,7 +171,7 @@ TEST_F(RpcClientsTest, TuningAndWorkerClientsKeepTheServersCodes) {
 
 // The embedded `tuned tune` path: a task through the in-process channel, measured by the local
 // worker, followed with Watch until it is final, every trial in the log.
-TEST_F(RpcClientsTest, EmbeddedStackRunsATaskToTheEnd) {
+TEST_P(RpcClientsTest, EmbeddedStackRunsATaskToTheEnd) {
   server::EmbeddedStackOptions options;
   options.db_path = db_path_;
   options.engine.worker_id = "embedded-test";
@@ -185,7 +198,7 @@ TEST_F(RpcClientsTest, EmbeddedStackRunsATaskToTheEnd) {
   EXPECT_EQ(last.trials_done(), 3u);
   EXPECT_TRUE((*embedded)->Stop().ok());
 
-  auto db = db::testing::OpenOrFail(db_path_);
+  auto db = db::testing::OpenLogOrFail(db_path_);
   ASSERT_NE(db, nullptr);
   auto records = db->TaskRecords(submitted->task_id());
   ASSERT_TRUE(records.ok()) << records.status().ToString();

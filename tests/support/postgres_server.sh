@@ -9,6 +9,8 @@
 # (TUNED_PG_USER to choose another). The binaries come from TUNED_PG_BIN, else the newest
 # /usr/lib/postgresql/*/bin. DIR's path must stay short: a socket path has at most 107 bytes.
 # Durability settings are off (fsync, synchronous_commit): the data is thrown away afterwards.
+# TUNED_PG_DURABLE=1 keeps PostgreSQL's defaults (fsync on every commit), for benchmarks that
+# compare with SQLite's synchronous=FULL.
 set -euo pipefail
 
 usage() { echo "usage: $0 start|stop|url DIR" >&2; exit 2; }
@@ -58,8 +60,10 @@ case "$action" in
       tail -n 5 "$dir/initdb.log" >&2
       exit 1
     fi
+    durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    [ "${TUNED_PG_DURABLE:-0}" != 1 ] || durability=""
     if ! as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-        -o "-k $dir -p $port -c listen_addresses= -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+        -o "-k $dir -p $port -c listen_addresses= $durability -c max_connections=200" \
         start >/dev/null; then
       echo "postgres_server: the server in $dir did not start:" >&2
       tail -n 5 "$dir/server.log" >&2

@@ -1,4 +1,5 @@
-// The task manager over a real SQLite database and the real dispatcher, with a scripted search
+// The task manager over a real database (an SQLite file, and a PostgreSQL schema with task
+// ownership where the test server runs) and the real dispatcher, with a scripted search
 // strategy and an in-process worker that answers every job: results are stored once each,
 // resumed tasks skip what they measured before, specs are validated.
 
@@ -17,6 +18,7 @@
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/pipeline.h"
 #include "server/search/model_registry.h"
+#include "tests/unit/tuning_db/backend_test_util.h"
 #include "tuning_db/database.h"
 #include "tuning_db/trace_hash.h"
 
@@ -129,19 +131,18 @@ class EchoWorker : public dispatch::WorkerConnection {
   std::thread thread_;
 };
 
-class TaskManagerTest : public ::testing::Test {
+class TaskManagerTest : public ::testing::TestWithParam<db::testing::Backend> {
  protected:
-  TaskManagerTest() {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("tuned-task-manager-" + std::to_string(::getpid()) + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
-                .string();
-    std::filesystem::remove(path_);
-    database_ = db::OpenSqliteDatabase(path_).value();
+  void SetUp() override {
+    TUNED_SKIP_UNLESS_BACKEND(GetParam());
+    log_ = std::make_unique<db::testing::ScratchLog>(GetParam());
+    auto opened = db::OpenDatabase(log_->location());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    database_ = std::move(*opened);
   }
-  ~TaskManagerTest() override {
+  void TearDown() override {
     database_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+    log_.reset();
   }
 
   TaskManagerOptions Options() {
@@ -156,6 +157,7 @@ class TaskManagerTest : public ::testing::Test {
     options.default_measure.set_build_timeout_ms(1000);
     options.default_measure.set_run_timeout_ms(1000);
     options.default_target = kTarget;
+    options.ownership = database_->task_ownership();  // PostgreSQL: as `tuned serve` runs it
     return options;
   }
 
@@ -182,12 +184,16 @@ class TaskManagerTest : public ::testing::Test {
     return status;
   }
 
-  std::string path_;
+  std::unique_ptr<db::testing::ScratchLog> log_;
   std::unique_ptr<db::Database> database_;
   std::vector<int> updates_;
 };
 
-TEST_F(TaskManagerTest, StoresEveryResultOnceAndSucceeds) {
+INSTANTIATE_TEST_SUITE_P(Backends, TaskManagerTest,
+                         ::testing::ValuesIn(db::testing::AllBackends()),
+                         [](const auto& info) { return db::testing::BackendName(info.param); });
+
+TEST_P(TaskManagerTest, StoresEveryResultOnceAndSucceeds) {
   dispatch::Dispatcher dispatcher;
   EchoWorker worker(dispatcher);
   TaskManager manager(*database_, *database_, dispatcher, Options());
@@ -209,7 +215,7 @@ TEST_F(TaskManagerTest, StoresEveryResultOnceAndSucceeds) {
   EXPECT_EQ(stored->trials_done(), 10u);
 }
 
-TEST_F(TaskManagerTest, ResumedTaskSkipsTracesItAlreadyMeasured) {
+TEST_P(TaskManagerTest, ResumedTaskSkipsTracesItAlreadyMeasured) {
   // A task interrupted after 3 of 8 trials: its records and RUNNING state are in the database.
   v1::TaskStatus interrupted;
   interrupted.set_task_id("interrupted");
@@ -255,7 +261,7 @@ TEST_F(TaskManagerTest, ResumedTaskSkipsTracesItAlreadyMeasured) {
   EXPECT_EQ(updates_.front(), 3) << "the strategy was not told about the earlier results";
 }
 
-TEST_F(TaskManagerTest, SpeedUpIsMeasuredAgainstTheDefaultSchedule) {
+TEST_P(TaskManagerTest, SpeedUpIsMeasuredAgainstTheDefaultSchedule) {
   // With the real task search, the first candidate measured is the default schedule — the
   // program `tuned compile` builds without a record — and its time is the task's baseline.
   dispatch::Dispatcher dispatcher;
@@ -288,7 +294,7 @@ TEST_F(TaskManagerTest, SpeedUpIsMeasuredAgainstTheDefaultSchedule) {
   EXPECT_DOUBLE_EQ(status.default_median_seconds(), (*records)[0].result().median_seconds());
 }
 
-TEST_F(TaskManagerTest, RejectsInvalidSpecsWithReasons) {
+TEST_P(TaskManagerTest, RejectsInvalidSpecsWithReasons) {
   dispatch::Dispatcher dispatcher;
   TaskManager manager(*database_, *database_, dispatcher, Options());
   v1::TaskSpec bad = Spec(4);
@@ -311,7 +317,7 @@ TEST_F(TaskManagerTest, RejectsInvalidSpecsWithReasons) {
   EXPECT_TRUE(listed->empty());
 }
 
-TEST_F(TaskManagerTest, TargetsAreParsedOnceAtSubmission) {
+TEST_P(TaskManagerTest, TargetsAreParsedOnceAtSubmission) {
   dispatch::Dispatcher dispatcher;  // No worker: the jobs stay queued.
   TaskManager manager(*database_, *database_, dispatcher, Options());
   struct Refused {
@@ -353,7 +359,7 @@ TEST_F(TaskManagerTest, TargetsAreParsedOnceAtSubmission) {
   }
 }
 
-TEST_F(TaskManagerTest, CancelStopsTaskAndFinalTaskCannotBeCancelled) {
+TEST_P(TaskManagerTest, CancelStopsTaskAndFinalTaskCannotBeCancelled) {
   dispatch::Dispatcher dispatcher;  // No worker: the jobs stay queued.
   TaskManager manager(*database_, *database_, dispatcher, Options());
   auto submitted = manager.Submit(Spec(4));
@@ -366,6 +372,58 @@ TEST_F(TaskManagerTest, CancelStopsTaskAndFinalTaskCannotBeCancelled) {
   EXPECT_EQ(manager.Get("missing").status().code(), StatusCode::kNotFound);
   for (int i = 0; i < 200 && dispatcher.Stats().queued != 0; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(dispatcher.Stats().queued, 0);
+}
+
+
+// Two managers on one PostgreSQL log play two servers. The first owns a task but has no worker;
+// when its session with the database ends, the second takes the task over and finishes it, and
+// the first gives it up without writing (it then reads the task from the database).
+class SharedLogTaskManagerTest : public TaskManagerTest {};
+
+INSTANTIATE_TEST_SUITE_P(SharedLogBackends, SharedLogTaskManagerTest,
+                         ::testing::Values(db::testing::Backend::kPostgres),
+                         [](const auto& info) { return db::testing::BackendName(info.param); });
+
+TEST_P(SharedLogTaskManagerTest, AnotherServerTakesOverWhenTheOwnersSessionEnds) {
+  auto other_db = db::OpenDatabase(log_->location());
+  ASSERT_TRUE(other_db.ok()) << other_db.status().ToString();
+  dispatch::Dispatcher stalled_dispatcher;  // No worker: the first server's jobs never finish.
+  TaskManagerOptions first_options = Options();
+  first_options.ownership = (*other_db)->task_ownership();
+  first_options.ownership_check_ms = 1000;
+  TaskManager first(**other_db, **other_db, stalled_dispatcher, first_options);
+  ASSERT_TRUE(first.ResumeUnfinished().ok());
+  auto submitted = first.Submit(Spec(6));
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  const std::string task_id = submitted->task_id();
+
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher);
+  TaskManagerOptions second_options = Options();
+  second_options.ownership_check_ms = 50;
+  TaskManager second(*database_, *database_, dispatcher, second_options);
+  auto resumed = second.ResumeUnfinished();
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(*resumed, 0) << "the task of a live owner was resumed";
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(database_->TaskRecords(task_id)->empty());
+
+  db::testing::RunOnPostgresLog(log_->location(),
+                                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+                                "WHERE application_name = 'tuned tasks ' || (SELECT value FROM "
+                                "meta WHERE key = 'database_id') AND pid IN (SELECT pid FROM "
+                                "pg_locks WHERE locktype = 'advisory')");
+  v1::TaskStatus status = WaitFinal(second, task_id);
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+  EXPECT_EQ(status.trials_done(), 6u);
+  auto records = database_->TaskRecords(task_id);
+  ASSERT_TRUE(records.ok());
+  std::set<std::string> hashes;
+  for (const auto& record : *records) hashes.insert(record.trace_hash());
+  EXPECT_EQ(records->size(), 6u);
+  EXPECT_EQ(hashes.size(), 6u);
+  // The first server notices at its next check and serves the task from the database.
+  EXPECT_EQ(WaitFinal(first, task_id).state(), v1::TASK_STATE_SUCCEEDED);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ void RunAt(const std::string& url, const std::string& sql) {
     return;
   }
   PGresult* result = PQexec(conn, sql.c_str());
-  if (PQresultStatus(result) != PGRES_COMMAND_OK) {
+  if (PQresultStatus(result) != PGRES_COMMAND_OK && PQresultStatus(result) != PGRES_TUPLES_OK) {
     ADD_FAILURE() << sql << ": " << PQresultErrorMessage(result);
   }
   PQclear(result);

@@ -1,6 +1,7 @@
 // Fault tests of the tuning database across processes: a writer killed with SIGKILL at random
 // points loses no acknowledged record, and readers querying while a writer inserts see no error
-// and the writer loses no row.
+// and the writer loses no row. On both backends: an SQLite file, and a PostgreSQL schema where
+// the test server runs (there a killed client must not lose what the server acknowledged).
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "tests/unit/tuning_db/backend_test_util.h"
 #include "tests/unit/tuning_db/db_test_util.h"
 #include "tuning_db/trace_hash.h"
 
@@ -21,12 +23,21 @@ namespace {
 using testing::kCpu;
 using testing::MakeRecord;
 using testing::MatmulKey;
-using testing::TempDir;
+using testing::Backend;
+using testing::ScratchLog;
+
+class DatabaseFault : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override { TUNED_SKIP_UNLESS_BACKEND(GetParam()); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, DatabaseFault, ::testing::ValuesIn(testing::AllBackends()),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 // Child: inserts records seq = first, first+1, ... one per transaction, writing each seq to
 // `ack_fd` only after InsertRecord returned OK. Never returns.
 [[noreturn]] void WriteUntilKilled(const std::string& path, int64_t first, int ack_fd) {
-  auto db = OpenSqliteDatabase(path);
+  auto db = OpenDatabase(path);
   if (!db.ok()) _exit(3);
   for (int64_t seq = first;; ++seq) {
     if (!(*db)->InsertRecord(MakeRecord(64, kCpu, seq, 0.001)).ok()) _exit(4);
@@ -34,9 +45,9 @@ using testing::TempDir;
   }
 }
 
-TEST(SqliteDatabaseFault, AcknowledgedRecordsSurviveSigkill) {
-  TempDir dir;
-  const std::string path = dir.File("durable.db");
+TEST_P(DatabaseFault, AcknowledgedRecordsSurviveSigkill) {
+  ScratchLog log(GetParam());
+  const std::string path = log.location();
   std::mt19937 rng(20261130);  // Fixed seed: the kill points are reproducible.
   std::set<int64_t> acknowledged;
   int64_t next_seq = 0;
@@ -71,7 +82,7 @@ TEST(SqliteDatabaseFault, AcknowledgedRecordsSurviveSigkill) {
     next_seq = *acknowledged.rbegin() + 1000;  // Past anything the killed writer may have stored.
   }
 
-  auto db = testing::OpenOrFail(path);
+  auto db = testing::OpenLogOrFail(path);
   ASSERT_NE(db, nullptr);
   for (int64_t seq : acknowledged) {
     const std::string hash = TraceHash(MakeRecord(64, kCpu, seq, 0.001).trace());
@@ -88,7 +99,7 @@ constexpr int kBatchSize = 20;
 // Child reader: queries until the writer's last record is visible; exits non-zero on any error
 // or if the record count ever goes down.
 [[noreturn]] void ReadUntilComplete(const std::string& path, int reader) {
-  auto db = OpenSqliteDatabase(path);
+  auto db = OpenDatabase(path);
   if (!db.ok()) _exit(10);
   int64_t last_count = 0;
   std::mt19937 rng(reader);
@@ -105,10 +116,10 @@ constexpr int kBatchSize = 20;
   }
 }
 
-TEST(SqliteDatabaseFault, ReadersAndWriterInParallelLoseNothing) {
-  TempDir dir;
-  const std::string path = dir.File("shared.db");
-  { ASSERT_NE(testing::OpenOrFail(path), nullptr); }  // Create before the readers start.
+TEST_P(DatabaseFault, ReadersAndWriterInParallelLoseNothing) {
+  ScratchLog log(GetParam());
+  const std::string path = log.location();
+  { ASSERT_NE(testing::OpenLogOrFail(path), nullptr); }  // Create before the readers start.
   std::vector<pid_t> readers;
   for (int r = 0; r < 3; ++r) {
     pid_t child = fork();
@@ -119,7 +130,7 @@ TEST(SqliteDatabaseFault, ReadersAndWriterInParallelLoseNothing) {
   pid_t writer = fork();
   ASSERT_GE(writer, 0);
   if (writer == 0) {
-    auto db = OpenSqliteDatabase(path);
+    auto db = OpenDatabase(path);
     if (!db.ok()) _exit(20);
     for (int b = 0; b < kBatches; ++b) {
       std::vector<v1::TuningRecord> batch;
@@ -144,7 +155,7 @@ TEST(SqliteDatabaseFault, ReadersAndWriterInParallelLoseNothing) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
         << "reader exit code " << WEXITSTATUS(status);
   }
-  auto db = testing::OpenOrFail(path);
+  auto db = testing::OpenLogOrFail(path);
   EXPECT_EQ(db->Stats()->num_records, kBatches * kBatchSize);
 }
 

@@ -5,8 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
 #include <thread>
+
+#ifdef TUNED_HAVE_POSTGRESQL
+#include <libpq-fe.h>
+#endif
 
 #include "tests/unit/tuning_db/backend_test_util.h"
 #include "tests/unit/tuning_db/db_test_util.h"
@@ -20,6 +25,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::Backend;
 using testing::kCpu;
+using testing::kGpu;
 using testing::MakeRecord;
 using testing::OpenLogOrFail;
 using testing::ScratchLog;
@@ -149,6 +155,117 @@ TEST_F(PostgresDatabaseTest, ConcurrentWritersStoreEachRecordOnce) {
   EXPECT_EQ(first->Stats()->num_records, kRecords);
   EXPECT_EQ(second->GetBestRecords({testing::MatmulKey(64), kCpu, "", 1})->records.size(), 1u);
 }
+
+
+// Two Database objects play two servers. A task is owned by one at a time; released, or when
+// its owner's session ends, the other may take it.
+TEST_F(PostgresDatabaseTest, TaskOwnershipIsExclusiveAndEndsWithTheSession) {
+  auto first = OpenLogOrFail(log_->location());
+  auto second = OpenLogOrFail(log_->location());
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  TaskOwnership* mine = first->task_ownership();
+  TaskOwnership* theirs = second->task_ownership();
+  ASSERT_NE(mine, nullptr);
+  ASSERT_NE(theirs, nullptr);
+  EXPECT_TRUE(*mine->TryOwn("task-a"));
+  EXPECT_TRUE(*mine->TryOwn("task-a"));  // Still ours.
+  EXPECT_FALSE(*theirs->TryOwn("task-a"));
+  EXPECT_TRUE(*theirs->TryOwn("task-b"));
+  EXPECT_FALSE(*mine->TryOwn("task-b"));
+  EXPECT_TRUE(mine->CheckOwned()->empty());
+
+  ASSERT_TRUE(mine->Release("task-a").ok());
+  EXPECT_TRUE(*theirs->TryOwn("task-a"));
+  EXPECT_FALSE(*mine->TryOwn("task-a"));
+  ASSERT_TRUE(theirs->Release("task-a").ok());
+  EXPECT_TRUE(*mine->TryOwn("task-a"));
+
+  // The same task ids in another log (schema) are other tasks.
+  auto elsewhere = OpenLogOrFail(log_->Another());
+  ASSERT_NE(elsewhere, nullptr);
+  EXPECT_TRUE(*elsewhere->task_ownership()->TryOwn("task-a"));
+
+  // The server ends both ownership sessions of this log (as when a server's connection drops):
+  // each learns what it lost, and what it owned is free.
+  testing::RunOnPostgresLog(log_->location(),
+                            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE "
+                            "application_name = 'tuned tasks ' || "
+                            "(SELECT value FROM meta WHERE key = 'database_id')");
+  auto mine_lost = mine->CheckOwned();
+  auto theirs_lost = theirs->CheckOwned();
+  ASSERT_TRUE(mine_lost.ok()) << mine_lost.status().ToString();
+  ASSERT_TRUE(theirs_lost.ok()) << theirs_lost.status().ToString();
+  EXPECT_EQ(*mine_lost, std::vector<std::string>{"task-a"});
+  EXPECT_EQ(*theirs_lost, std::vector<std::string>{"task-b"});
+  EXPECT_TRUE(*theirs->TryOwn("task-a"));  // A new session.
+  EXPECT_FALSE(*mine->TryOwn("task-a"));
+  EXPECT_TRUE(*mine->TryOwn("task-b"));
+
+  // A closed Database lets its tasks go (as soon as the server has ended its session).
+  first.reset();
+  bool taken = false;
+  for (int i = 0; i < 200 && !taken; ++i) {
+    taken = *theirs->TryOwn("task-b");
+    if (!taken) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(taken);
+}
+
+#ifdef TUNED_HAVE_POSTGRESQL
+// Runs one statement on a raw connection; an error fails the test.
+void Exec(PGconn* conn, const std::string& sql) {
+  PGresult* result = PQexec(conn, sql.c_str());
+  EXPECT_TRUE(PQresultStatus(result) == PGRES_COMMAND_OK ||
+              PQresultStatus(result) == PGRES_TUPLES_OK)
+      << sql << ": " << PQresultErrorMessage(result);
+  PQclear(result);
+}
+
+// Another client locks the two targets of a batch in the opposite order: PostgreSQL breaks the
+// deadlock by aborting the batch's transaction (the insert's session detects it first), and
+// InsertRecords runs it again instead of failing.
+TEST_F(PostgresDatabaseTest, InsertRecordsRunsAgainAfterADeadlock) {
+  auto db = OpenLogOrFail(log_->location());
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->InsertRecord(MakeRecord(64, kCpu, 0, 0.001)).ok());
+  ASSERT_TRUE(db->InsertRecord(MakeRecord(64, kGpu, 1, 0.001)).ok());
+  PGconn* other = PQconnectdb(log_->location().c_str());
+  ASSERT_EQ(PQstatus(other), CONNECTION_OK) << PQerrorMessage(other);
+  Exec(other, "SET deadlock_timeout = '60s'");
+  Exec(other, "BEGIN");
+  Exec(other, std::string("UPDATE targets SET kind = kind WHERE target = '") + kGpu + "'");
+
+  StatusOr<InsertResult> inserted = InternalError("not run");
+  std::thread insert([&] {
+    const v1::TuningRecord batch[] = {MakeRecord(64, kCpu, 2, 0.002),
+                                      MakeRecord(64, kGpu, 3, 0.002)};
+    inserted = db->InsertRecords(batch);
+  });
+  // Wait until the batch holds the first target and waits for the second. (Inside a
+  // transaction the activity view is a snapshot until cleared.) The cycle must close within
+  // the batch session's deadlock_timeout (1 s): it checks once, that long after it began to wait.
+  bool waiting = false;
+  for (int i = 0; i < 1000 && !waiting; ++i) {
+    PGresult* result = PQexec(other,
+                              "SELECT pg_stat_clear_snapshot(); "
+                              "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = "
+                              "'Lock' AND query LIKE 'INSERT INTO targets%'");
+    waiting = PQresultStatus(result) == PGRES_TUPLES_OK && std::string(PQgetvalue(result, 0, 0)) != "0";
+    PQclear(result);
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(waiting) << "the batch never waited for the second target";
+  // Closes the cycle; succeeds only once PostgreSQL has aborted the batch's first attempt.
+  Exec(other, std::string("UPDATE targets SET kind = kind WHERE target = '") + kCpu + "'");
+  Exec(other, "COMMIT");
+  insert.join();
+  PQfinish(other);
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  EXPECT_EQ(inserted->inserted, 2);
+  EXPECT_EQ(db->Stats()->num_records, 4);
+}
+#endif
 
 }  // namespace
 }  // namespace tuned::db

@@ -48,9 +48,57 @@ class KernelBuilder : public ir::IRMutator {
     if (op->kind != ir::ForKind::kThreadBinding) return IRMutator::MutateFor(op, self);
     const ThreadAxis& axis = axes.at(op->thread_tag);
     const int64_t extent = *ir::AsConstInt(op->extent);
-    Stmt body = Mutate(ir::Substitute(op->body, {{op->var.get(), op->min + Expr(axis.var)}}));
-    // A loop shorter than its axis runs on the first `extent` threads of it.
-    return extent < axis.extent ? ir::MakeIfThenElse(Expr(axis.var) < extent, body) : body;
+    Stmt body = op->body;
+    // A loop shorter than its axis runs on the first `extent` threads of it. Where the body
+    // touches shared memory, the guard moves down to its stores, so that the barriers it may
+    // need stay where every thread reaches them (and so that a shared block inside, filled by
+    // the whole axis, is not cut short).
+    if (extent < axis.extent) {
+      Expr guard = Expr(axis.var) < extent;
+      body = TouchesShared(body) ? SinkGuard(body, guard, op->thread_tag) : ir::MakeIfThenElse(guard, body);
+    }
+    return Mutate(ir::Substitute(body, {{op->var.get(), op->min + Expr(axis.var)}}));
+  }
+
+  static bool TouchesShared(const Stmt& s) {
+    struct Finder : ir::IRVisitor {
+      bool found = false;
+      void VisitLoad(const ir::Load* op) override {
+        found |= op->buffer->scope == ir::MemoryScope::kShared;
+        IRVisitor::VisitLoad(op);
+      }
+      void VisitStore(const ir::Store* op) override {
+        found |= op->buffer->scope == ir::MemoryScope::kShared;
+        IRVisitor::VisitStore(op);
+      }
+    } finder;
+    finder.Visit(s);
+    return finder.found;
+  }
+
+  // `if (guard) s` with the condition on each store instead: the same program, since loop
+  // extents and branch conditions here never depend on what a guarded store writes.
+  // A loop inside bound to the same axis runs on its own threads: the guard stops there.
+  static Stmt SinkGuard(const Stmt& s, const Expr& guard, const std::string& tag) {
+    if (const ir::Seq* op = s.as<ir::Seq>()) {
+      std::vector<Stmt> stmts;
+      for (const Stmt& c : op->stmts) stmts.push_back(SinkGuard(c, guard, tag));
+      return ir::MakeSeq(std::move(stmts));
+    }
+    if (const ir::For* op = s.as<ir::For>()) {
+      if (op->kind == ir::ForKind::kThreadBinding && op->thread_tag == tag) return s;
+      return ir::MakeFor(op->var, op->min, op->extent, op->kind, SinkGuard(op->body, guard, tag), op->thread_tag,
+                         op->auto_unroll_max_step);
+    }
+    if (const ir::Allocate* op = s.as<ir::Allocate>()) {
+      return ir::MakeAllocate(op->buffer, SinkGuard(op->body, guard, tag));
+    }
+    if (const ir::IfThenElse* op = s.as<ir::IfThenElse>()) {
+      return ir::MakeIfThenElse(op->cond, SinkGuard(op->then_case, guard, tag),
+                                op->else_case.defined() ? SinkGuard(op->else_case, guard, tag) : Stmt());
+    }
+    if (s.as<ir::Store>()) return ir::MakeIfThenElse(guard, s);
+    return s;
   }
 
   Stmt MutateAllocate(const ir::Allocate* op, const Stmt& self) override {

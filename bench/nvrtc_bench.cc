@@ -119,7 +119,7 @@ int Main(int argc, char** argv) {
       {"generated: 64x64 tile, 16x16 threads, k 16", "generated_matmul", generated_64, {}},
   };
   std::printf("NVRTC %s, %d compiles per kernel and arch\n\n", NvrtcVersion().c_str(), runs);
-  std::printf("%-40s %-6s %10s %10s %5s %7s %7s %7s %6s\n", "kernel", "arch", "median ms", "p95 ms",
+  std::printf("%-44s %-6s %10s %10s %5s %7s %7s %7s %6s\n", "kernel", "arch", "median ms", "p95 ms",
               "regs", "smem B", "spill>B", "spill<B", "stack");
   for (const char* arch : {"sm_80", "sm_90"}) {
     target::Target target = *target::ParseTarget(std::string("cuda -arch=") + arch);
@@ -135,7 +135,7 @@ int Main(int argc, char** argv) {
         std::fprintf(stderr, "%s: no ptxas report for %s\n", kernel.label, kernel.name.c_str());
         return 1;
       }
-      std::printf("%-40s %-6s %10.1f %10.1f %5d %7d %7d %7d %6d\n", kernel.label, arch,
+      std::printf("%-44s %-6s %10.1f %10.1f %5d %7d %7d %7d %6d\n", kernel.label, arch,
                   Percentile(ms, 0.5), Percentile(ms, 0.95), resources->registers,
                   resources->shared_bytes, resources->spill_store_bytes, resources->spill_load_bytes,
                   resources->stack_bytes);

@@ -7,9 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compiler/codegen/gpu/gpu_source.h"
 #include "compiler/ir/ir_printer.h"
 #include "compiler/ir/op_library.h"
+#include "compiler/lower/gpu/lower_gpu.h"
 #include "compiler/lower/pipeline.h"
+#include "target/target.h"
 
 namespace tuned::cli {
 namespace {
@@ -19,7 +22,26 @@ struct LowerOptions {
   std::string trace_file;
   bool default_schedule = false;
   bool json = false;
+  std::string target;       // empty: the loop program, for no target in particular
+  std::string emit = "loops";
 };
+
+// `--emit cuda|opencl`: the trace lowered for a GPU target and printed as its source.
+StatusOr<std::string> GpuSource(const LowerOptions& options, std::shared_ptr<const ir::Workload> workload,
+                                const schedule::Trace& trace) {
+  std::string text = options.target.empty() ? (options.emit == "cuda" ? "cuda -arch=sm_90" : "opencl")
+                                            : options.target;
+  TUNED_ASSIGN_OR_RETURN(target::Target target, target::ParseTarget(text));
+  if (std::string(target::KindName(target.kind)) != options.emit) {
+    return InvalidArgumentError("--emit " + options.emit + " needs a " + options.emit + " target, not '" +
+                                target.ToString() + "'");
+  }
+  TUNED_ASSIGN_OR_RETURN(schedule::Schedule sch, schedule::ReplayTrace(workload, trace));
+  StatusOr<lower::gpu::GpuProgram> program =
+      lower::gpu::LowerGpu(sch, codegen::gpu::LimitsOf(target), "default_function");
+  if (!program.ok()) return program.status().WithContext("lowering for " + target.ToString());
+  return codegen::gpu::PrintGpuSource(*program, codegen::gpu::DialectOf(target));
+}
 
 Status RunLower(const LowerOptions& options) {
   TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(options.workload));
@@ -30,6 +52,15 @@ Status RunLower(const LowerOptions& options) {
   } else if (!options.trace_file.empty()) {
     TUNED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(options.trace_file, "trace file"));
     TUNED_ASSIGN_OR_RETURN(trace, schedule::TraceFromJson(text));
+  }
+  if (options.emit != "loops") {
+    StatusOr<std::string> source = GpuSource(options, workload, trace);
+    if (!source.ok()) return source.status().WithContext(options.trace_file.empty() ? workload->key() : options.trace_file);
+    std::printf("%s", source->c_str());
+    return Status::Ok();
+  }
+  if (!options.target.empty()) {
+    return InvalidArgumentError("--target is for --emit cuda or --emit opencl (the loop program has no target)");
   }
   StatusOr<lower::LoweredFunc> func = lower::LowerTrace(workload, trace);
   if (!func.ok()) return func.status().WithContext(options.trace_file.empty() ? workload->key() : options.trace_file);
@@ -62,6 +93,12 @@ void RegisterLowerCommand(Program& program) {
                 "Apply the default schedule (what `tuned compile` builds without a record)")
       ->excludes(trace);
   cmd->add_flag("--json", options->json, "Print JSON");
+  cmd->add_option("--target", options->target,
+                  "GPU target of --emit cuda|opencl, e.g. 'cuda -arch=sm_90' (default) or 'opencl'");
+  cmd->add_option("--emit", options->emit,
+                  "What to print: loops (the loop program), cuda (CUDA C) or opencl (OpenCL C); the trace "
+                  "must bind every block to blockIdx/threadIdx for cuda and opencl")
+      ->check(CLI::IsMember({"loops", "cuda", "opencl"}));
 }
 
 }  // namespace tuned::cli

@@ -34,6 +34,7 @@ class StepCounter : public StmtFunctor<int64_t(const Stmt&)> {
     for (const Stmt& c : op->stmts) steps = SaturatingAdd(steps, VisitStmt(c));
     return steps;
   }
+  int64_t VisitBarrier(const Barrier*) override { return 0; }
   int64_t VisitFor(const For* op) override {
     int64_t body = VisitStmt(op->body);
     if (op->kind == ForKind::kVectorized) return body;

@@ -126,6 +126,7 @@ double ExprEvaluator::VisitLoad(const Load* op) {
     return 0;
   }
   int64_t offset = Offset(*it->second, op->indices);
+  if (offset >= 0 && on_load) on_load(op->buffer.get(), offset);
   return offset < 0 ? 0 : it->second->data[offset];
 }
 

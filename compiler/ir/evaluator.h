@@ -7,6 +7,7 @@
 /// workload's definition (the reference every scheduled candidate is compared with).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -34,6 +35,9 @@ class ExprEvaluator : private ExprFunctor<double(const Expr&)> {
  public:
   std::unordered_map<const VarNode*, int64_t> vars;
   std::unordered_map<const BufferNode*, HostTensor*> tensors;
+  /// Called with every load performed (buffer, row-major offset) when set: the GPU race checker
+  /// sees exactly the loads a thread makes (a Select's untaken operand is not one).
+  std::function<void(const BufferNode*, int64_t)> on_load;
 
   double Eval(const Expr& e) { return VisitExpr(e); }
   /// Row-major offset of `indices` in `tensor`, or -1 (with an error recorded) if out of bounds.

@@ -68,6 +68,7 @@ class StmtFunctor<R(const Stmt&, Args...)> {
       case StmtKind::kAllocate: return VisitAllocate(s.as<Allocate>(), args...);
       case StmtKind::kIfThenElse: return VisitIfThenElse(s.as<IfThenElse>(), args...);
       case StmtKind::kSeq: return VisitSeq(s.as<Seq>(), args...);
+      case StmtKind::kBarrier: return VisitBarrier(s.as<Barrier>(), args...);
     }
     TUNED_UNREACHABLE("statement kind " << int(s->kind));
   }
@@ -78,6 +79,7 @@ class StmtFunctor<R(const Stmt&, Args...)> {
   virtual R VisitAllocate(const Allocate* op, Args... args) = 0;
   virtual R VisitIfThenElse(const IfThenElse* op, Args... args) = 0;
   virtual R VisitSeq(const Seq* op, Args... args) = 0;
+  virtual R VisitBarrier(const Barrier* op, Args... args) = 0;
 };
 
 }  // namespace tuned::ir

@@ -225,6 +225,8 @@ Stmt MakeSeq(std::vector<Stmt> stmts) {
   return Stmt(std::make_shared<const Seq>(std::move(flat)));
 }
 
+Stmt MakeBarrier() { return Stmt(std::make_shared<const Barrier>()); }
+
 Expr operator+(Expr a, Expr b) { return MakeBinary(BinaryOp::kAdd, std::move(a), std::move(b)); }
 Expr operator-(Expr a, Expr b) { return MakeBinary(BinaryOp::kSub, std::move(a), std::move(b)); }
 Expr operator*(Expr a, Expr b) { return MakeBinary(BinaryOp::kMul, std::move(a), std::move(b)); }

@@ -27,7 +27,7 @@ namespace tuned::ir {
 enum class ExprKind : uint8_t {
   kIntImm, kFloatImm, kVar, kBinary, kNot, kSelect, kCast, kLoad, kCall
 };
-enum class StmtKind : uint8_t { kFor, kStore, kAllocate, kIfThenElse, kSeq };
+enum class StmtKind : uint8_t { kFor, kStore, kAllocate, kIfThenElse, kSeq, kBarrier };
 
 enum class BinaryOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kFloorDiv, kFloorMod, kMin, kMax,
@@ -223,6 +223,14 @@ struct Seq : StmtNode {
   const std::vector<Stmt> stmts;
 };
 
+/// Waits until every thread of a GPU block has arrived, and makes their shared-memory writes
+/// visible to each other. Only GPU kernels hold barriers (compiler/lower/gpu inserts them), and
+/// only where every thread of the block reaches them (never under a thread-dependent branch).
+struct Barrier : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kBarrier;
+  Barrier() : StmtNode(kKind) {}
+};
+
 // ---- constructors (checked) ----
 
 Expr MakeInt(int64_t value, DataType type = DataType::Int64());
@@ -248,6 +256,7 @@ Stmt MakeAllocate(Buffer buffer, Stmt body);
 Stmt MakeIfThenElse(Expr cond, Stmt then_case, Stmt else_case = Stmt());
 /// A sequence; nested sequences are flattened and a single statement is returned as is.
 Stmt MakeSeq(std::vector<Stmt> stmts);
+Stmt MakeBarrier();
 
 Expr operator+(Expr a, Expr b);
 Expr operator-(Expr a, Expr b);

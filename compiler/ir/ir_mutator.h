@@ -37,6 +37,7 @@ class IRVisitor : protected ExprFunctor<void(const Expr&)>, protected StmtFuncto
   void VisitAllocate(const Allocate* op) override;
   void VisitIfThenElse(const IfThenElse* op) override;
   void VisitSeq(const Seq* op) override;
+  void VisitBarrier(const Barrier*) override {}
 };
 
 // The functors' extra argument is the node's own handle, so an unchanged node can return it.
@@ -61,6 +62,7 @@ class IRMutator : private ExprFunctor<Expr(const Expr&, const Expr&)>,
   virtual Stmt MutateAllocate(const Allocate* op, const Stmt& self);
   virtual Stmt MutateIfThenElse(const IfThenElse* op, const Stmt& self);
   virtual Stmt MutateSeq(const Seq* op, const Stmt& self);
+  virtual Stmt MutateBarrier(const Barrier* op, const Stmt& self) { return self; }
   /// Mutates every index; returns true if any changed.
   bool MutateIndices(const std::vector<Expr>& in, std::vector<Expr>& out);
 
@@ -81,6 +83,7 @@ class IRMutator : private ExprFunctor<Expr(const Expr&, const Expr&)>,
     return MutateIfThenElse(op, self);
   }
   Stmt VisitSeq(const Seq* op, const Stmt& self) final { return MutateSeq(op, self); }
+  Stmt VisitBarrier(const Barrier* op, const Stmt& self) final { return MutateBarrier(op, self); }
 };
 
 /// Replaces variables by expressions.

@@ -126,6 +126,7 @@ class Printer : public ExprFunctor<void(const Expr&)>, public StmtFunctor<void(c
   void VisitSeq(const Seq* op, int indent) override {
     for (const Stmt& c : op->stmts) VisitStmt(c, indent);
   }
+  void VisitBarrier(const Barrier*, int indent) override { os_ << Pad(indent) << "barrier\n"; }
 
  private:
   static std::string Pad(int indent) { return std::string(2 * size_t(indent), ' '); }

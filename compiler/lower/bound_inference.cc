@@ -188,6 +188,25 @@ class BoundInference {
     }
   }
 
+  // A shared buffer serves every thread of a block, so the threadIdx-bound loops around its
+  // attach point vary too: its region is what the whole block reads (storage scope above thread
+  // rank). A local buffer belongs to one thread and keeps them fixed, like any outer loop.
+  void RelaxEnclosingThreadLoops(int stage, int pos, RelaxMap& relax) const {
+    for (int s = stage, p = pos;;) {
+      const Stage& st = state_.stages[s];
+      const StageInfo& info = ctx_.info[s];
+      for (int q = 0; q <= p && q < int(st.leaves.size()); ++q) {
+        int l = st.leaves[q];
+        if (st.loops[l].kind == ir::ForKind::kThreadBinding && st.loops[l].thread_tag.rfind("threadIdx", 0) == 0) {
+          relax[info.loop_var[l].get()] = {0, info.loop_extent[l] - 1};
+        }
+      }
+      if (st.attach != AttachKind::kComputeAt && st.attach != AttachKind::kReverseComputeAt) return;
+      p = state_.stages[st.attach_stage].LeafPosition(st.attach_loop);
+      s = st.attach_stage;
+    }
+  }
+
   // Turns per-dimension intervals into region mins and constant extents.
   void ToRegion(const std::vector<SymInterval>& dims, const std::vector<int64_t>& full,
                 std::vector<Expr>& mins, std::vector<int64_t>& extents) const {
@@ -221,6 +240,7 @@ class BoundInference {
     for (int c : consumers) TUNED_RETURN_IF_ERROR(Compute(c));
     RelaxMap relax;
     CollectRelaxed(target, pos, relax);
+    if (st.output->scope == ir::MemoryScope::kShared) RelaxEnclosingThreadLoops(target, pos, relax);
     std::vector<SymInterval> dims(st.axes.size());
     bool first = true;
     for (int c : consumers) {

@@ -408,6 +408,7 @@ class Collector : public ir::StmtFunctor<void(const Stmt&)> {
   void VisitSeq(const ir::Seq* op) override {
     for (const Stmt& c : op->stmts) Walk(c);
   }
+  void VisitBarrier(const ir::Barrier*) override {}  // stores are what the features describe
 
   LoopContext context_;
   std::vector<AllocFrame> allocs_;

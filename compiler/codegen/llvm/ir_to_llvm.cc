@@ -104,6 +104,7 @@ class FuncChecker : public IRVisitor {
   void CheckBuffer(const Buffer& b) {
     if (!buffers_.count(b.get())) Fail("buffer " + b->name + " is neither an argument nor allocated");
   }
+  void VisitBarrier(const Barrier*) override { Fail("a GPU barrier cannot be compiled for a CPU target"); }
   void Fail(std::string message) {
     if (status.ok()) status = InvalidArgumentError(std::move(message));
   }
@@ -273,6 +274,8 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   void VisitSeq(const Seq* op) override {
     for (const Stmt& c : op->stmts) EmitStmt(c);
   }
+
+  void VisitBarrier(const Barrier*) override { TUNED_UNREACHABLE("barriers are refused by CheckFunc"); }
 
   void VisitFor(const For* op) override {
     const int64_t saved_unroll = auto_unroll_;

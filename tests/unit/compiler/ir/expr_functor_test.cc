@@ -43,6 +43,7 @@ class HookNamer : public ExprFunctor<std::string(const Expr&, const std::string&
   std::string VisitSeq(const Seq* op, int depth) override {
     return std::to_string(depth) + "Seq" + std::to_string(op->stmts.size());
   }
+  std::string VisitBarrier(const Barrier*, int depth) override { return std::to_string(depth) + "Barrier"; }
 };
 
 TEST(ExprFunctor, EveryExpressionKindReachesItsOwnHook) {
@@ -75,8 +76,9 @@ TEST(StmtFunctor, EveryStatementKindReachesItsOwnHook) {
       {MakeAllocate(t, store), "Allocate"},
       {MakeIfThenElse(AsExpr(i) < MakeInt(3), store), "IfThenElse"},
       {MakeSeq({store, other}), "Seq2"},
+      {MakeBarrier(), "Barrier"},
   };
-  static_assert(int(StmtKind::kSeq) + 1 == 5, "a new statement kind needs a case here");
+  static_assert(int(StmtKind::kBarrier) + 1 == 6, "a new statement kind needs a case here");
   HookNamer namer;
   for (const auto& [s, hook] : cases) EXPECT_EQ(namer.VisitStmt(s, 3), "3" + hook);
 }

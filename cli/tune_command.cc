@@ -9,9 +9,9 @@
 #include <string>
 #include <thread>
 
+#include "cli/workload_flags.h"
 #include "common/logging.h"
 #include "common/time.h"
-#include "compiler/ir/op_library.h"
 #include "proto/task_state.h"
 #include "rpc/channel.h"
 #include "rpc/credentials.h"
@@ -25,7 +25,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct TuneFlags {
-  std::string workload;
+  WorkloadFlags workload;
   std::string target;
   uint32_t trials = 64;
   std::string db_path;
@@ -187,13 +187,14 @@ StatusOr<v1::TaskStatus> SubmitAndFollow(rpc::Connection connection, const v1::T
 
 Status RunTune(const TuneFlags& flags) {
   // Bad input is reported before anything starts.
-  auto workload = ir::ParseWorkloadSpec(flags.workload);
+  auto workload = ResolveWorkload(flags.workload);
   if (!workload.ok()) {
     return InvalidArgumentError(workload.status().message());  // It names the spec.
   }
   if (flags.trials == 0) return InvalidArgumentError("--trials must be at least 1");
   v1::TaskSpec spec;
-  spec.set_workload_spec(flags.workload);
+  // A spec travels as written; a definition file as its key, which rebuilds it anywhere.
+  spec.set_workload_spec(flags.workload.file.empty() ? flags.workload.spec : workload->key());
   spec.set_trial_budget(flags.trials);
   spec.mutable_search()->set_seed(flags.seed);
   spec.mutable_search()->set_batch_size(flags.batch_size);
@@ -242,8 +243,8 @@ void RegisterTuneCommand(Program& program) {
   CLI::App* cmd = program.AddCommand(
       "tune", "Tune a workload: on a server (--server), or embedded in this process",
       [flags] { return RunTune(*flags); });
-  cmd->add_option("--workload", flags->workload, "Workload spec, e.g. 'matmul(M=256,N=256,K=256)'")
-      ->required();
+  AddWorkloadFlags(*cmd, flags->workload, "--workload",
+                   "Workload spec, e.g. 'matmul(M=256,N=256,K=256)', or a stored key");
   cmd->add_option("--target", flags->target,
                   "Target string (default: embedded: this machine; --server: the workers' target)");
   cmd->add_option("--trials", flags->trials, "Candidates to measure")->capture_default_str();

@@ -37,6 +37,7 @@ struct TuneFlags {
   uint64_t seed = 0;
   uint32_t repeat = 0;
   double min_repeat_ms = -1;
+  uint32_t build_timeout_ms = 0;
   uint32_t slots = 1;
   int wait_s = 60;
 };
@@ -199,10 +200,11 @@ Status RunTune(const TuneFlags& flags) {
   spec.mutable_search()->set_seed(flags.seed);
   spec.mutable_search()->set_batch_size(flags.batch_size);
   spec.mutable_search()->set_strategy(flags.search);
-  if (flags.repeat > 0 || flags.min_repeat_ms >= 0) {
+  if (flags.repeat > 0 || flags.min_repeat_ms >= 0 || flags.build_timeout_ms > 0) {
     *spec.mutable_measure() = worker::DefaultMeasureConfig();
     if (flags.repeat > 0) spec.mutable_measure()->set_repeat(flags.repeat);
     if (flags.min_repeat_ms >= 0) spec.mutable_measure()->set_min_repeat_ms(flags.min_repeat_ms);
+    if (flags.build_timeout_ms > 0) spec.mutable_measure()->set_build_timeout_ms(flags.build_timeout_ms);
   }
   if (!flags.target.empty()) spec.mutable_target()->set_target(flags.target);
 
@@ -263,6 +265,8 @@ void RegisterTuneCommand(Program& program) {
   cmd->add_option("--repeat", flags->repeat, "Timed repeats per candidate (default: protocol's)");
   cmd->add_option("--min-repeat-ms", flags->min_repeat_ms,
                   "Minimum duration of one repeat, ms (default: protocol's)");
+  cmd->add_option("--build-timeout-ms", flags->build_timeout_ms,
+                  "Limit for building one candidate, ms (default: protocol's)");
   cmd->add_option("--slots", flags->slots, "Embedded: jobs the local worker builds at once")
       ->capture_default_str();
   cmd->add_option("--wait-s", flags->wait_s,

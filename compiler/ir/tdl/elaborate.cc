@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "common/check.h"

@@ -7,6 +7,7 @@
 /// definition becomes exactly the workload the same stages built in C++ would be. Every rule it
 /// enforces fails with one line naming the source position and the offending token.
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>

@@ -29,6 +29,9 @@
 
 #include "compiler/ir/tdl/parser.h"
 
+#include <algorithm>
+#include <initializer_list>
+
 namespace tuned::ir::tdl {
 namespace {
 

@@ -158,6 +158,7 @@ TEST_F(WorkloadFileTest, FiveUserOperatorsTuneEndToEndWithEveryRecordVerified) {
     ASSERT_EQ(show.exit_code, 0) << show.all();
     EXPECT_THAT(show.out, HasSubstr("op          tdl"));
     EXPECT_THAT(show.out, HasSubstr("definition\n  input "));
+    EXPECT_THAT(show.out, HasSubstr("[i: ")) << "the definition is printed in the language";
   }
 }
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/codegen/llvm/cpu_target.h"
-#include "compiler/ir/op_library.h"
+#include "cli/workload_flags.h"
 #include "compiler/reuse/apply_history_best.h"
 #include "compiler/reuse/emit_library.h"
 #include "compiler/reuse/remote/remote_record_source.h"
@@ -16,7 +16,7 @@ namespace tuned::cli {
 namespace {
 
 struct CompileOptions {
-  std::string workload;
+  WorkloadFlags workload;
   std::string target;
   std::string db_path;
   std::string output;
@@ -39,7 +39,7 @@ StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOpt
 }
 
 Status RunCompile(const CompileOptions& options) {
-  TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ir::ParseWorkloadSpec(options.workload));
+  TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ResolveWorkload(options.workload));
   target::Target target;
   if (options.target.empty()) {
     TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
@@ -86,7 +86,7 @@ void RegisterCompileCommand(Program& program) {
   CLI::App* cmd = program.AddCommand(
       "compile", "Build the best recorded schedule of a workload into an object or shared library",
       [options] { return RunCompile(*options); });
-  cmd->add_option("--workload,-w", options->workload, "Workload spec")->required();
+  AddWorkloadFlags(*cmd, options->workload, "--workload,-w", "Workload spec or stored key");
   cmd->add_option("--target", options->target, "Target string (default: this machine)");
   cmd->add_option("--db", options->db_path, std::string("Tuning database ") + kDbPathHelp);
   cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it)")

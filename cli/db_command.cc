@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/workload_flags.h"
 #include "common/time.h"
 #include "compiler/ir/op_library.h"
+#include "compiler/ir/tdl/definition.h"
 #include "tuning_db/database.h"
 #include "tuning_db/jsonl.h"
 #include "tuning_db/merge.h"
@@ -27,6 +29,7 @@ struct DbOptions {
   std::string db_path;  // empty: DefaultDbPath()
   bool json = false;
   std::string key;        // show KEY, best SPEC
+  WorkloadFlags workload_file;  // show/best --workload-file (instead of SPEC)
   std::string target;     // best --target
   std::string device;     // best --device
   int k = 5;              // best -k
@@ -58,6 +61,24 @@ StatusOr<std::string> ResolveWorkloadKey(db::Database& db, const std::string& te
   if (db.GetWorkload(text).ok()) return text;
   return NotFoundError("no workload with key '" + text + "' in database '" + db.path() +
                        "', and it is not a workload spec: " + spec.status().message());
+}
+
+// The workload of `db show` / `db best`: SPEC, or --workload-file with its --param values.
+StatusOr<std::string> WorkloadKeyOf(db::Database& db, const DbOptions& options) {
+  if (options.workload_file.file.empty()) {
+    if (options.key.empty()) {
+      return InvalidArgumentError("no workload; expected SPEC or --workload-file FILE");
+    }
+    if (!options.workload_file.params.empty()) {
+      return InvalidArgumentError("--param is for --workload-file; a spec names its own parameters");
+    }
+    return ResolveWorkloadKey(db, options.key);
+  }
+  if (!options.key.empty()) {
+    return InvalidArgumentError("SPEC and --workload-file name two workloads; expected one");
+  }
+  TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ResolveWorkload(options.workload_file));
+  return workload.key();
 }
 
 // --- Formatting. ---
@@ -217,7 +238,7 @@ StatusOr<std::vector<v1::TuningRecord>> WorkloadRecords(db::Database& db, const 
 
 Status RunShow(const DbOptions& options) {
   TUNED_ASSIGN_OR_RETURN(auto db, OpenDb(options, /*create=*/false));
-  TUNED_ASSIGN_OR_RETURN(std::string key, ResolveWorkloadKey(*db, options.key));
+  TUNED_ASSIGN_OR_RETURN(std::string key, WorkloadKeyOf(*db, options));
   StatusOr<v1::Workload> workload = db->GetWorkload(key);
   if (!workload.ok()) {
     return workload.status().WithContext("database '" + db->path() + "'");
@@ -261,7 +282,12 @@ Status RunShow(const DbOptions& options) {
   std::printf("flops       %.6g\n", workload->flops());
   if (!workload->definition().empty()) {
     std::printf("definition\n");
+    // A user workload's definition in its own language, which `--workload-file` reads back.
     std::string definition = workload->definition();
+    if (ir::IsDefinitionKey(key)) {
+      StatusOr<ir::Workload> defined = ir::ParseDefinitionKey(key);
+      if (defined.ok()) definition = ir::PrintDefinition(*defined);
+    }
     size_t start = 0;
     while (start < definition.size()) {
       size_t end = definition.find('\n', start);
@@ -303,7 +329,7 @@ Status RunBest(const DbOptions& options) {
   if (options.k <= 0)
     return InvalidArgumentError("-k must be positive, got " + std::to_string(options.k));
   TUNED_ASSIGN_OR_RETURN(auto db, OpenDb(options, /*create=*/false));
-  TUNED_ASSIGN_OR_RETURN(std::string key, ResolveWorkloadKey(*db, options.key));
+  TUNED_ASSIGN_OR_RETURN(std::string key, WorkloadKeyOf(*db, options));
   std::vector<std::string> targets;
   if (!options.target.empty()) {
     targets.push_back(options.target);
@@ -534,11 +560,13 @@ void RegisterDbCommand(Program& program) {
   };
   add("list", "List workloads with their record counts and best time", RunList);
   CLI::App* show = add("show", "Show a workload, its records and the best trace", RunShow);
-  show->add_option("SPEC", options->key, "Workload spec (canonicalised) or stored key")->required();
+  show->add_option("SPEC", options->key, "Workload spec (canonicalised) or stored key");
+  AddWorkloadFileFlags(*show, options->workload_file);
   show->add_option("--record", options->record_id, "Print the trace of this record id");
   show->add_option("--limit", options->limit, "Records listed per target")->capture_default_str();
   CLI::App* best = add("best", "Best records of a workload per target, with miss reasons", RunBest);
-  best->add_option("SPEC", options->key, "Workload spec (canonicalised) or stored key")->required();
+  best->add_option("SPEC", options->key, "Workload spec (canonicalised) or stored key");
+  AddWorkloadFileFlags(*best, options->workload_file);
   best->add_option("--target", options->target, "Target string (default: every target)");
   best->add_option("--device", options->device, "Only records measured on this device model");
   best->add_option("-k", options->k, "Records per target")->capture_default_str();

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/workload_flags.h"
 #include "compiler/codegen/gpu/gpu_source.h"
 #include "compiler/ir/ir_printer.h"
 #include "compiler/ir/op_library.h"
@@ -18,7 +19,7 @@ namespace tuned::cli {
 namespace {
 
 struct LowerOptions {
-  std::string workload;
+  WorkloadFlags workload;
   std::string trace_file;
   bool default_schedule = false;
   bool json = false;
@@ -44,7 +45,7 @@ StatusOr<std::string> GpuSource(const LowerOptions& options, std::shared_ptr<con
 }
 
 Status RunLower(const LowerOptions& options) {
-  TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(options.workload));
+  TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ResolveWorkload(options.workload));
   auto workload = std::make_shared<const ir::Workload>(std::move(parsed));
   schedule::Trace trace;  // none given: the unscheduled program
   if (options.default_schedule) {
@@ -84,9 +85,8 @@ void RegisterLowerCommand(Program& program) {
   auto options = std::make_shared<LowerOptions>();
   CLI::App* cmd = program.AddCommand("lower", "Print a workload's key and its lowered loop program",
                                      [options] { return RunLower(*options); });
-  cmd->add_option("--workload,-w", options->workload,
-                  "Workload spec, e.g. 'matmul(M=64,N=64,K=64,dtype=float32)'")
-      ->required();
+  AddWorkloadFlags(*cmd, options->workload, "--workload,-w",
+                   "Workload spec, e.g. 'matmul(M=64,N=64,K=64,dtype=float32)', or a stored key");
   CLI::Option* trace = cmd->add_option("--trace", options->trace_file,
                                        "Trace (JSON) to apply; default: none (the unscheduled program)");
   cmd->add_flag("--default-schedule", options->default_schedule,

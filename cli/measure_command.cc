@@ -9,7 +9,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
-#include "compiler/ir/op_library.h"
+#include "cli/workload_flags.h"
 #include "compiler/schedule/trace.h"
 #include "worker/measurement_engine.h"
 #include "worker/workload_message.h"
@@ -18,7 +18,7 @@ namespace tuned::cli {
 namespace {
 
 struct MeasureOptions {
-  std::string workload;
+  WorkloadFlags workload;
   std::string trace_file;
   std::string target;
   bool json = false;
@@ -88,7 +88,7 @@ void PrintText(const v1::MeasureJob& job, const v1::MeasureResult& result,
 }
 
 Status RunMeasure(const MeasureOptions& options) {
-  TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ir::ParseWorkloadSpec(options.workload));
+  TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ResolveWorkload(options.workload));
   v1::MeasureJob job;
   job.set_job_id("cli");
   *job.mutable_workload() = worker::WorkloadMessage(workload);
@@ -140,9 +140,8 @@ void RegisterMeasureCommand(Program& program) {
   CLI::App* cmd = program.AddCommand(
       "measure", "Build, verify and time one candidate on this machine",
       [options] { return RunMeasure(*options); });
-  cmd->add_option("--workload,-w", options->workload,
-                  "Workload spec, e.g. 'matmul(M=256,N=256,K=256,dtype=float32)'")
-      ->required();
+  AddWorkloadFlags(*cmd, options->workload, "--workload,-w",
+                   "Workload spec, e.g. 'matmul(M=256,N=256,K=256,dtype=float32)', or a stored key");
   cmd->add_option("--trace", options->trace_file,
                   "Trace (JSON, as `tuned lower` takes it); default: none (the unscheduled program)");
   cmd->add_option("--target", options->target, "Target string; default: this host");

@@ -9,9 +9,9 @@
 #include <string>
 #include <thread>
 
+#include "cli/workload_flags.h"
 #include "common/logging.h"
 #include "common/time.h"
-#include "compiler/ir/op_library.h"
 #include "proto/task_state.h"
 #include "rpc/channel.h"
 #include "rpc/credentials.h"
@@ -25,7 +25,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct TuneFlags {
-  std::string workload;
+  WorkloadFlags workload;
   std::string target;
   uint32_t trials = 64;
   std::string db_path;
@@ -37,6 +37,7 @@ struct TuneFlags {
   uint64_t seed = 0;
   uint32_t repeat = 0;
   double min_repeat_ms = -1;
+  uint32_t build_timeout_ms = 0;
   uint32_t slots = 1;
   int wait_s = 60;
 };
@@ -187,21 +188,23 @@ StatusOr<v1::TaskStatus> SubmitAndFollow(rpc::Connection connection, const v1::T
 
 Status RunTune(const TuneFlags& flags) {
   // Bad input is reported before anything starts.
-  auto workload = ir::ParseWorkloadSpec(flags.workload);
+  auto workload = ResolveWorkload(flags.workload);
   if (!workload.ok()) {
     return InvalidArgumentError(workload.status().message());  // It names the spec.
   }
   if (flags.trials == 0) return InvalidArgumentError("--trials must be at least 1");
   v1::TaskSpec spec;
-  spec.set_workload_spec(flags.workload);
+  // A spec travels as written; a definition file as its key, which rebuilds it anywhere.
+  spec.set_workload_spec(flags.workload.file.empty() ? flags.workload.spec : workload->key());
   spec.set_trial_budget(flags.trials);
   spec.mutable_search()->set_seed(flags.seed);
   spec.mutable_search()->set_batch_size(flags.batch_size);
   spec.mutable_search()->set_strategy(flags.search);
-  if (flags.repeat > 0 || flags.min_repeat_ms >= 0) {
+  if (flags.repeat > 0 || flags.min_repeat_ms >= 0 || flags.build_timeout_ms > 0) {
     *spec.mutable_measure() = worker::DefaultMeasureConfig();
     if (flags.repeat > 0) spec.mutable_measure()->set_repeat(flags.repeat);
     if (flags.min_repeat_ms >= 0) spec.mutable_measure()->set_min_repeat_ms(flags.min_repeat_ms);
+    if (flags.build_timeout_ms > 0) spec.mutable_measure()->set_build_timeout_ms(flags.build_timeout_ms);
   }
   if (!flags.target.empty()) spec.mutable_target()->set_target(flags.target);
 
@@ -242,8 +245,8 @@ void RegisterTuneCommand(Program& program) {
   CLI::App* cmd = program.AddCommand(
       "tune", "Tune a workload: on a server (--server), or embedded in this process",
       [flags] { return RunTune(*flags); });
-  cmd->add_option("--workload", flags->workload, "Workload spec, e.g. 'matmul(M=256,N=256,K=256)'")
-      ->required();
+  AddWorkloadFlags(*cmd, flags->workload, "--workload",
+                   "Workload spec, e.g. 'matmul(M=256,N=256,K=256)', or a stored key");
   cmd->add_option("--target", flags->target,
                   "Target string (default: embedded: this machine; --server: the workers' target)");
   cmd->add_option("--trials", flags->trials, "Candidates to measure")->capture_default_str();
@@ -262,6 +265,8 @@ void RegisterTuneCommand(Program& program) {
   cmd->add_option("--repeat", flags->repeat, "Timed repeats per candidate (default: protocol's)");
   cmd->add_option("--min-repeat-ms", flags->min_repeat_ms,
                   "Minimum duration of one repeat, ms (default: protocol's)");
+  cmd->add_option("--build-timeout-ms", flags->build_timeout_ms,
+                  "Limit for building one candidate, ms (default: protocol's)");
   cmd->add_option("--slots", flags->slots, "Embedded: jobs the local worker builds at once")
       ->capture_default_str();
   cmd->add_option("--wait-s", flags->wait_s,

@@ -20,7 +20,7 @@ StatusOr<std::shared_ptr<const ir::Workload>> RebuildWorkload(const v1::Workload
   if (workload.op() == "custom") {
     return UnimplementedError("workload '" + workload.key().substr(0, 80) +
                               "': custom computes cannot be rebuilt from their key; this worker "
-                              "measures library ops");
+                              "measures library ops and definitions (tdl)");
   }
   StatusOr<ir::Workload> parsed = ir::ParseWorkloadSpec(workload.key());
   if (!parsed.ok()) return parsed.status().WithContext("workload '" + workload.key() + "'");

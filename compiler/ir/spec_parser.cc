@@ -1,9 +1,11 @@
-// Parsing of "op(name=value,...)" workload specs against the op library's parameter lists.
+// Parsing of workload specs: "op(name=value,...)" against the op library's parameter lists, and
+// definition keys ("tdl: ...", compiler/ir/tdl/). The one place a key becomes a workload.
 
 #include <cctype>
 #include <charconv>
 
 #include "compiler/ir/op_library.h"
+#include "compiler/ir/tdl/definition.h"
 
 namespace tuned::ir {
 namespace {
@@ -63,6 +65,7 @@ StatusOr<std::string> CanonicalValue(const std::string& op, const ParamSpec& par
 
 StatusOr<Workload> ParseWorkloadSpec(std::string_view spec, const SpecLimits& limits) {
   std::string_view text = Trim(spec);
+  if (IsDefinitionKey(text)) return ParseDefinitionKey(text, limits);
   size_t open = text.find('(');
   if (open == std::string_view::npos || text.back() != ')') {
     return InvalidArgumentError("workload spec '" + std::string(text) +

@@ -159,4 +159,13 @@ Workload WorkloadBuilder::BuildCustom() {
   return std::move(workload_);
 }
 
+Workload WorkloadBuilder::BuildKeyed(std::string op,
+                                     const std::function<std::string(const Workload&)>& key_of) {
+  TUNED_CHECK(!workload_.stages_.empty()) << "workload " << op << " has no stage";
+  workload_.op_ = std::move(op);
+  workload_.key_ = key_of(workload_);
+  workload_.key_sha256_ = Sha256Hex(workload_.key_);
+  return std::move(workload_);
+}
+
 }  // namespace tuned::ir

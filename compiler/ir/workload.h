@@ -89,6 +89,9 @@ class WorkloadBuilder {
   Workload BuildOp(std::string op, std::vector<std::pair<std::string, std::string>> params);
   /// Finishes a custom compute: its key is its printed definition.
   Workload BuildCustom();
+  /// Finishes a workload whose key `key_of` computes from the finished stages (the canonical
+  /// text of the definition language, which rebuilds it).
+  Workload BuildKeyed(std::string op, const std::function<std::string(const Workload&)>& key_of);
 
  private:
   Workload workload_;

@@ -41,7 +41,7 @@ struct PretrainStats {
   int64_t records = 0;             // records read for the target
   int64_t samples = 0;             // added to the model
   int64_t skipped_no_label = 0;    // compile errors, lost workers
-  int64_t skipped_workload = 0;    // workload key is not a library op spec (custom compute)
+  int64_t skipped_workload = 0;    // workload key rebuilds nothing (a C++-built custom compute)
   int64_t skipped_replay = 0;      // trace no longer replays or lowers
 };
 

@@ -60,6 +60,19 @@ TEST(MeasurementEngine, ScheduledTraceIsOk) {
   EXPECT_EQ(result->repeat_seconds_size(), 3);
 }
 
+TEST(MeasurementEngine, UserDefinitionIsRebuiltFromItsKeyAndVerified) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  // A definition key, as a task stores it: the worker rebuilds the workload from the text alone.
+  const std::string key =
+      "tdl: input X: float32[24, 16]; input g: float32[16]; row_max[i: 24]: float32 = "
+      "max[ri: 16](X[i, ri]); y[i: 24, j: 16]: float32 = exp(X[i, j] - row_max[i]) * g[j]";
+  StatusOr<v1::MeasureResult> result = engine->Measure(MakeJob(key, "tdl", testing::TiledTrace(key)));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+  EXPECT_LE(result->max_error(), 1e-4);
+}
+
 TEST(MeasurementEngine, CompiledReferenceVerifiesLargeWorkloads) {
   // With the evaluator limit at 0 every workload is checked against its compiled default
   // schedule, the path of workloads too big for the float64 evaluator.

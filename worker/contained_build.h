@@ -8,8 +8,8 @@
 /// writes the object file (or the compiler's error) into a shared mapping the slot made before
 /// the fork; the worker links it (LinkCandidate). Why a fork per build rather than a
 /// pre-forked build server: the fork inherits the worker's loaded LLVM, its workload and the
-/// test builders at no cost, nothing needs restarting after a crash, and it costs ~2 ms of a
-/// ~12 ms build (docs/worker.md, `fork_build_us` of bench/measure_bench.cc).
+/// test builders at no cost and nothing needs restarting after a crash; its cost per build is
+/// in docs/worker.md (`tuned_measure_bench --containment`).
 
 #include <cstdint>
 #include <functional>

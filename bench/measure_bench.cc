@@ -1,6 +1,6 @@
 // The measurement worker's stability and overhead (docs/worker.md).
 //
-//   build/bench/tuned_measure_bench [--quick]
+//   build/bench/tuned_measure_bench [--quick | --containment]
 //
 // Prints, for a short and a long kernel measured 10 times with the default protocol: the
 // median of each measurement, the coefficient of variation (CV) of those medians, and the
@@ -8,6 +8,8 @@
 // into build and the rest. Then the figures behind the protocol's defaults: fork cost, CV of the
 // short kernel under other min_repeat_ms / repeat / flush settings, first-run vs steady-state
 // time, and the float64 evaluator's speed (which decides the reference path).
+// `--containment` prints only the cost of building in a forked build process (what the engine
+// does) against building in the worker's own process, per candidate.
 // A plain program rather than a Google Benchmark: its results are statistics over series of
 // measurements, not one timed loop.
 
@@ -18,8 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/llvm/llvm_jit.h"
 #include "compiler/ir/evaluator.h"
 #include "compiler/ir/op_library.h"
+#include "compiler/lower/pipeline.h"
+#include "compiler/schedule/trace.h"
+#include "worker/builder.h"
+#include "worker/contained_build.h"
 #include "worker/measurement_engine.h"
 #include "worker/sandbox.h"
 #include "worker/timing_protocol.h"
@@ -111,6 +118,56 @@ void PrintSeries(const char* label, const Series& s) {
               (overhead - s.mean_build - (s.mean_child - s.mean_kernel)) * 1e3);
 }
 
+// Build cost per candidate: replay + lower + LLVM in this process (LlvmJit::Compile) against
+// the same in a forked build process that emits an object, linked here (the engine's way).
+int ContainmentCost() {
+  StatusOr<target::Target> host = codegen::HostCpuTarget();
+  if (!host.ok()) return 1;
+  StatusOr<std::unique_ptr<codegen::LlvmJit>> jit = codegen::LlvmJit::Create(*host);
+  if (!jit.ok()) return 1;
+  std::unique_ptr<Builder> builder = MakeJitBuilder();
+  BuildProcess process;
+  constexpr int kRuns = 20;
+  std::printf("== build per candidate, default schedule, median of %d (after one warm-up)\n", kRuns);
+  for (const std::string spec : {"matmul(M=64,N=64,K=64,dtype=float32)",
+                                 "matmul(M=512,N=512,K=512,dtype=float32)"}) {
+    StatusOr<ir::Workload> parsed = ir::ParseWorkloadSpec(spec);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "%s\n", parsed.status().ToString().c_str());
+      return 1;
+    }
+    auto workload = std::make_shared<const ir::Workload>(*parsed);
+    v1::MeasureJob job;
+    StatusOr<schedule::Trace> trace = lower::DefaultScheduleTrace(workload);
+    if (!trace.ok()) return 1;
+    schedule::TraceToProto(*trace, job.mutable_trace());
+    std::vector<double> in_process, contained, link;
+    for (int i = 0; i <= kRuns; ++i) {
+      Clock::time_point start = Clock::now();
+      StatusOr<lower::LoweredFunc> func = lower::LowerTraceProto(workload, job.trace());
+      if (!func.ok()) return 1;
+      StatusOr<std::unique_ptr<codegen::JitKernel>> kernel = (*jit)->Compile(*func);
+      if (!kernel.ok()) return 1;
+      const double direct = SecondsSince(start);
+      start = Clock::now();
+      StatusOr<ContainedBuildOutcome> outcome =
+          process.Run([&] { return builder->Compile(workload, job, *host); }, SandboxLimits{60, 0});
+      if (!outcome.ok() || outcome->kind != ContainedBuildOutcome::Kind::kCompiled) return 1;
+      const Clock::time_point link_start = Clock::now();
+      StatusOr<BuiltKernel> built = LinkCandidate(**jit, outcome->compiled);
+      if (!built.ok()) return 1;
+      if (i == 0) continue;
+      link.push_back(SecondsSince(link_start));
+      contained.push_back(SecondsSince(start));
+      in_process.push_back(direct);
+    }
+    std::printf("%-72s in-process %6.1f ms, contained %6.1f ms (link %4.2f ms), cost %+5.1f ms\n",
+                spec.c_str(), Median(in_process) * 1e3, Median(contained) * 1e3,
+                Median(link) * 1e3, (Median(contained) - Median(in_process)) * 1e3);
+  }
+  return 0;
+}
+
 int Main(bool quick) {
   StatusOr<std::unique_ptr<MeasurementEngine>> created = CreateMeasurementEngine({});
   if (!created.ok()) {
@@ -199,5 +256,8 @@ int Main(bool quick) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "--containment") == 0) {
+    return tuned::worker::ContainmentCost();
+  }
   return tuned::worker::Main(quick);
 }

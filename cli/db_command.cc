@@ -244,6 +244,7 @@ Status RunShow(const DbOptions& options) {
     return workload.status().WithContext("database '" + db->path() + "'");
   }
   TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> records, WorkloadRecords(*db, key, options.limit));
+  TUNED_ASSIGN_OR_RETURN(std::vector<db::QuarantinedTrace> quarantined, db->ListQuarantined(key));
   // The trace shown: the one asked for, else the fastest OK record's over every target.
   std::optional<v1::TuningRecord> traced;
   if (options.record_id != 0) {
@@ -272,6 +273,14 @@ Status RunShow(const DbOptions& options) {
     }
     if (traced) {
       TUNED_ASSIGN_OR_RETURN(out["trace_record"], RecordJson(*traced));
+    }
+    out["quarantined"] = json::array();
+    for (const db::QuarantinedTrace& q : quarantined) {
+      out["quarantined"].push_back({{"target", q.target},
+                                    {"trace_hash", q.trace_hash},
+                                    {"status", db::MeasureStatusLabel(q.status)},
+                                    {"reason", q.reason},
+                                    {"record_id", q.record_id}});
     }
     PrintJson(out);
     return Status::Ok();
@@ -312,6 +321,15 @@ Status RunShow(const DbOptions& options) {
                   FormatAge(r.created_unix_ms()), r.result().error()});
   }
   std::fputs(table.Render().c_str(), stdout);
+  if (!quarantined.empty()) {
+    std::printf("\nquarantined traces (never measured again for their target)\n");
+    Table quarantine({"RECORD", "TARGET", "TRACE", "STATUS", "REASON"});
+    for (const db::QuarantinedTrace& q : quarantined) {
+      quarantine.AddRow({std::to_string(q.record_id), q.target, q.trace_hash.substr(0, 16),
+                         db::MeasureStatusLabel(q.status), q.reason});
+    }
+    std::fputs(quarantine.Render().c_str(), stdout);
+  }
   if (traced) {
     std::printf("\ntrace of record %lld (%s, %s, hash %s)\n",
                 static_cast<long long>(traced->record_id()), traced->target().target().c_str(),

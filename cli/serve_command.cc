@@ -32,8 +32,9 @@ struct ServeFlags {
   std::string port_file;
   int heartbeat_ms = 2000;
   int lease_timeout_ms = 10000;
-  int max_attempts = 3;
+  int max_attempts = 2;
   int task_check_ms = 2000;
+  int queue_timeout_s = 180;
   int max_message_bytes = server::kDefaultMaxMessageBytes;
 };
 
@@ -119,6 +120,8 @@ Status RunServe(const ServeFlags& flags) {
   config.dispatcher.heartbeat_interval_ms = flags.heartbeat_ms;
   config.dispatcher.lease_timeout_ms = flags.lease_timeout_ms;
   config.dispatcher.max_attempts = flags.max_attempts;
+  if (flags.queue_timeout_s < 0) return InvalidArgumentError("--queue-timeout must not be negative");
+  config.dispatcher.queue_timeout_ms = flags.queue_timeout_s * 1000;
 
   // Block the stop signals before any thread starts, so only sigwait below receives them.
   sigset_t signals;
@@ -183,6 +186,9 @@ void RegisterServeCommand(Program& program) {
   cmd->add_option("--task-check-ms", flags->task_check_ms,
                   "Shared (PostgreSQL) database: how often to check this server's task ownership "
                   "and take over tasks whose server died, ms (SQLite: ignored)")
+      ->capture_default_str();
+  cmd->add_option("--queue-timeout", flags->queue_timeout_s,
+                  "Fail a task whose jobs wait this long with no worker of its target, s (0: never)")
       ->capture_default_str();
   cmd->add_option("--max-message-bytes", flags->max_message_bytes,
                   "Largest gRPC message accepted or sent, bytes")

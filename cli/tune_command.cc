@@ -38,6 +38,7 @@ struct TuneFlags {
   uint32_t repeat = 0;
   double min_repeat_ms = -1;
   uint32_t build_timeout_ms = 0;
+  bool no_verify = false;
   uint32_t slots = 1;
   int wait_s = 60;
 };
@@ -63,9 +64,11 @@ class Progress {
       std::snprintf(text, sizeof(text), " (%.1f GFLOP/s)", Gflops(status.best()));
       best = FormatSeconds(status.best().result().median_seconds()) + text;
     }
-    std::fprintf(stderr, "\r\033[Ktask %s  %s  %u/%u trials  best %s", status.task_id().c_str(),
+    const std::string waiting =
+        status.waiting_for().empty() ? "" : "  waiting: " + status.waiting_for();
+    std::fprintf(stderr, "\r\033[Ktask %s  %s  %u/%u trials  best %s%s", status.task_id().c_str(),
                  StateName(status.state()).c_str(), status.trials_done(),
-                 status.spec().trial_budget(), best.c_str());
+                 status.spec().trial_budget(), best.c_str(), waiting.c_str());
     std::fflush(stderr);
     shown_ = true;
   }
@@ -88,6 +91,9 @@ StatusOr<v1::TaskStatus> FollowTask(rpc::TuningClient& client, v1::TaskStatus st
       last_contact = Clock::now();
       backoff_ms = 100;
       if (update.trials_done() >= status.trials_done() || v1::IsFinal(update.state())) {
+        if (!update.waiting_for().empty() && update.waiting_for() != status.waiting_for()) {
+          Logger("cli")->warn("task {} is waiting: {}", update.task_id(), update.waiting_for());
+        }
         status = update;
         progress.Show(status);
       }
@@ -200,12 +206,11 @@ Status RunTune(const TuneFlags& flags) {
   spec.mutable_search()->set_seed(flags.seed);
   spec.mutable_search()->set_batch_size(flags.batch_size);
   spec.mutable_search()->set_strategy(flags.search);
-  if (flags.repeat > 0 || flags.min_repeat_ms >= 0 || flags.build_timeout_ms > 0) {
-    *spec.mutable_measure() = worker::DefaultMeasureConfig();
-    if (flags.repeat > 0) spec.mutable_measure()->set_repeat(flags.repeat);
-    if (flags.min_repeat_ms >= 0) spec.mutable_measure()->set_min_repeat_ms(flags.min_repeat_ms);
-    if (flags.build_timeout_ms > 0) spec.mutable_measure()->set_build_timeout_ms(flags.build_timeout_ms);
-  }
+  // Only what the user asked for: the server completes the rest field by field.
+  if (flags.repeat > 0) spec.mutable_measure()->set_repeat(flags.repeat);
+  if (flags.min_repeat_ms >= 0) spec.mutable_measure()->set_min_repeat_ms(flags.min_repeat_ms);
+  if (flags.build_timeout_ms > 0) spec.mutable_measure()->set_build_timeout_ms(flags.build_timeout_ms);
+  if (flags.no_verify) spec.mutable_measure()->set_verify(false);
   if (!flags.target.empty()) spec.mutable_target()->set_target(flags.target);
 
   const auto start = Clock::now();
@@ -267,6 +272,9 @@ void RegisterTuneCommand(Program& program) {
                   "Minimum duration of one repeat, ms (default: protocol's)");
   cmd->add_option("--build-timeout-ms", flags->build_timeout_ms,
                   "Limit for building one candidate, ms (default: protocol's)");
+  cmd->add_flag("--no-verify", flags->no_verify,
+                "Do not check outputs against the reference (records are marked unverified and "
+                "never become a best record unless a lookup allows it)");
   cmd->add_option("--slots", flags->slots, "Embedded: jobs the local worker builds at once")
       ->capture_default_str();
   cmd->add_option("--wait-s", flags->wait_s,

@@ -6,6 +6,7 @@
 #include "common/logging.h"
 #include "common/sha256.h"
 #include "common/time.h"
+#include "proto/measure_config.h"
 #include "tuning_db/postgres_database_internal.h"
 #include "tuning_db/postgres_url.h"
 #include "tuning_db/record_batch_internal.h"
@@ -214,14 +215,16 @@ class PostgresDatabase::BatchWriter final : public RecordBatchWriter {
         .Text(row.tuner_version)
         .Text(row.task_id)
         .Int(row.created_unix_ms)
-        .Text(row.origin);
+        .Text(row.origin)
+        .Int(row.verified ? 1 : 0);
     // The unique identity index decides what is a duplicate, also between processes.
     TUNED_ASSIGN_OR_RETURN(
         PgResult inserted,
         conn_.Query("INSERT INTO records(workload_id, target_id, trace, trace_hash, status, "
                     "median_seconds, error, result, config, worker_id, device_model, "
-                    "tuner_version, task_id, created_unix_ms, origin) "
-                    "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) "
+                    "tuner_version, task_id, created_unix_ms, origin, verified) "
+                    "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
+                    "$16) "
                     "ON CONFLICT(workload_id, target_id, trace_hash, worker_id, created_unix_ms) "
                     "DO NOTHING RETURNING id",
                     params));
@@ -257,6 +260,28 @@ StatusOr<InsertResult> PostgresDatabase::InsertRecords(std::span<const v1::Tunin
     return Status::Ok();
   }));
   return out;
+}
+
+StatusOr<int> PostgresDatabase::CountWorkerLoss(const std::string& workload_key,
+                                                const std::string& target,
+                                                const std::string& trace_hash,
+                                                const std::string& reason) {
+  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
+  TUNED_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::BeginWrite(*conn));
+  PgParams row;
+  row.Text(workload_key).Text(target).Text(trace_hash).Text(reason).Int(UnixMs());
+  TUNED_ASSIGN_OR_RETURN(
+      PgResult counted,
+      conn->Query("INSERT INTO worker_losses(workload_key, target, trace_hash, losses, reason, "
+                  "updated_unix_ms) VALUES($1, $2, $3, 1, $4, $5) ON CONFLICT(workload_key, "
+                  "target, trace_hash) DO UPDATE SET losses = worker_losses.losses + 1, "
+                  "reason = excluded.reason, updated_unix_ms = excluded.updated_unix_ms "
+                  "RETURNING losses",
+                  row));
+  if (counted.rows() == 0) return InternalError("counting a worker loss returned nothing");
+  const int losses = static_cast<int>(counted.Int(0, 0));
+  TUNED_RETURN_IF_ERROR(txn.Commit());
+  return losses;
 }
 
 Status PostgresDatabase::SaveTask(const v1::TaskStatus& status) {

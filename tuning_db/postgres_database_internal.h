@@ -48,6 +48,11 @@ class PostgresDatabase final : public Database {
       const std::string& workload_key, const std::string& target,
       const std::vector<std::string>& trace_hashes) override;
   StatusOr<DatabaseStats> Stats() override;
+  StatusOr<int> CountWorkerLoss(const std::string& workload_key, const std::string& target,
+                                const std::string& trace_hash, const std::string& reason) override;
+  StatusOr<int> WorkerLosses(const std::string& workload_key, const std::string& target,
+                             const std::string& trace_hash) override;
+  StatusOr<std::vector<QuarantinedTrace>> ListQuarantined(const std::string& workload_key) override;
   StatusOr<v1::TaskStatus> LoadTask(const std::string& task_id) override;
   StatusOr<std::vector<v1::TaskStatus>> ListTasks(std::optional<v1::TaskState> state) override;
   StatusOr<CostModelSnapshot> LatestCostModelSnapshot(const std::string& target) override;

@@ -178,6 +178,7 @@ StatusOr<BestRecords> PostgresDatabase::GetBestRecords(const BestRecordsQuery& q
       params.Text(query.device_model);
       sql += " AND r.device_model = $4";
     }
+    if (!query.allow_unverified) sql += " AND r.verified <> 0";
     sql += " ORDER BY r.median_seconds, r.id LIMIT $3";
     TUNED_ASSIGN_OR_RETURN(best.records, QueryRecords(*conn, sql, params));
   }
@@ -238,7 +239,15 @@ StatusOr<std::string> PostgresDatabase::ExplainMiss(PgConnection& conn,
     }
     return reason + ")";
   }
-  // OK records exist for the target, so the device filter excluded them all.
+  if (!query.allow_unverified) {
+    TUNED_ASSIGN_OR_RETURN(
+        PgResult verified,
+        conn.Query("SELECT COUNT(*) FROM records WHERE workload_id = $1 AND target_id = $2 AND "
+                   "status = 1 AND verified <> 0",
+                   pair));
+    if (verified.Int(0, 0) == 0) return UnverifiedOnlyReason(workload, query.target, here_ok);
+  }
+  // Verified OK records exist for the target, so the device filter excluded them all.
   TUNED_ASSIGN_OR_RETURN(
       PgResult devices,
       conn.Query("SELECT device_model, COUNT(*) FROM records WHERE workload_id = $1 "
@@ -252,6 +261,46 @@ StatusOr<std::string> PostgresDatabase::ExplainMiss(PgConnection& conn,
               std::to_string(devices.Int(row, 1)) + ")";
   }
   return reason;
+}
+
+StatusOr<int> PostgresDatabase::WorkerLosses(const std::string& workload_key,
+                                             const std::string& target,
+                                             const std::string& trace_hash) {
+  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
+  PgParams params;
+  params.Text(workload_key).Text(target).Text(trace_hash);
+  TUNED_ASSIGN_OR_RETURN(PgResult row,
+                         conn->Query("SELECT losses FROM worker_losses WHERE workload_key = $1 "
+                                     "AND target = $2 AND trace_hash = $3",
+                                     params));
+  return row.rows() > 0 ? static_cast<int>(row.Int(0, 0)) : 0;
+}
+
+StatusOr<std::vector<QuarantinedTrace>> PostgresDatabase::ListQuarantined(
+    const std::string& workload_key) {
+  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
+  PgParams params;
+  params.Text(workload_key);
+  TUNED_ASSIGN_OR_RETURN(
+      PgResult rows,
+      conn->Query("SELECT w.key, t.target, r.trace_hash, r.status, r.error, r.id, "
+                  "r.created_unix_ms FROM records r JOIN workloads w ON w.id = r.workload_id "
+                  "JOIN targets t ON t.id = r.target_id WHERE r.status IN " +
+                      QuarantineStatusesSql() + " AND ($1 = '' OR w.key = $1) ORDER BY r.id",
+                  params));
+  std::vector<QuarantinedTrace> out;
+  for (int row = 0; row < rows.rows(); ++row) {
+    QuarantinedTrace trace;
+    trace.workload_key = rows.Text(row, 0);
+    trace.target = rows.Text(row, 1);
+    trace.trace_hash = rows.Text(row, 2);
+    trace.status = static_cast<v1::MeasureStatus>(rows.Int(row, 3));
+    trace.reason = rows.Text(row, 4);
+    trace.record_id = rows.Int(row, 5);
+    trace.created_unix_ms = rows.Int(row, 6);
+    out.push_back(std::move(trace));
+  }
+  return out;
 }
 
 StatusOr<std::vector<v1::TuningRecord>> PostgresDatabase::TaskRecords(const std::string& task_id) {

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "common/time.h"
+#include "proto/measure_config.h"
 #include "tuning_db/record_batch_internal.h"
 #include "tuning_db/trace_hash.h"
 
@@ -49,6 +50,7 @@ StatusOr<InsertResult> InsertRecordBatch(std::span<const v1::TuningRecord> recor
     row.created_unix_ms = record.created_unix_ms();
     if (row.created_unix_ms == 0 && options.stamp_missing_time) row.created_unix_ms = now;
     row.origin = record.origin().empty() ? database_id : record.origin();
+    row.verified = v1::IsVerified(record.config());
 
     TUNED_ASSIGN_OR_RETURN(int64_t inserted, writer.InsertIfNew(row));
     if (inserted != 0) {

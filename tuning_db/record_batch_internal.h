@@ -34,6 +34,7 @@ struct RecordRow {
   std::string task_id;
   int64_t created_unix_ms = 0;
   std::string origin;
+  bool verified = true;  // outputs were checked against the reference (v1::IsVerified)
 };
 
 /// The statements of one backend, run inside the transaction of its InsertRecords.

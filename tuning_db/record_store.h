@@ -35,6 +35,9 @@ struct BestRecordsQuery {
   std::string target;
   std::string device_model;  // Empty matches any device.
   int limit = 1;             // At most this many records, best first.
+  /// Also rank records measured with verification off (`verify: false`); off by default, so
+  /// an unchecked output never becomes a best record unless the caller asks.
+  bool allow_unverified = false;
 };
 
 struct BestRecords {
@@ -60,6 +63,31 @@ struct WorkloadSummary {
   int64_t last_unix_ms = 0;  // Newest record's time; 0 without records.
 };
 
+/// A trace never sent for measurement again for its workload and target: a record of it
+/// crashed, hung, gave a wrong result or lost its worker on every lease (QuarantinesTrace).
+struct QuarantinedTrace {
+  std::string workload_key;
+  std::string target;
+  std::string trace_hash;
+  v1::MeasureStatus status = v1::MEASURE_STATUS_UNSPECIFIED;
+  std::string reason;  // the record's error
+  int64_t record_id = 0;
+  int64_t created_unix_ms = 0;
+};
+
+/// The statuses whose record quarantines its trace: RUNTIME_ERROR, TIMEOUT, BUILD_TIMEOUT,
+/// WRONG_RESULT and WORKER_LOST. (Every stored trace is already never proposed again by the
+/// search, measured_filter.h; these are the ones listed as harmful.)
+inline constexpr v1::MeasureStatus kQuarantineStatuses[] = {
+    v1::MEASURE_STATUS_RUNTIME_ERROR, v1::MEASURE_STATUS_TIMEOUT, v1::MEASURE_STATUS_WRONG_RESULT,
+    v1::MEASURE_STATUS_WORKER_LOST, v1::MEASURE_STATUS_BUILD_TIMEOUT};
+inline bool QuarantinesTrace(v1::MeasureStatus status) {
+  for (v1::MeasureStatus harmful : kQuarantineStatuses) {
+    if (status == harmful) return true;
+  }
+  return false;
+}
+
 class RecordStore {
  public:
   virtual ~RecordStore() = default;
@@ -77,7 +105,21 @@ class RecordStore {
   virtual StatusOr<InsertResult> InsertRecords(std::span<const v1::TuningRecord> records,
                                                const InsertOptions& options = {}) = 0;
 
+  /// Counts one lease of the trace that ended with its worker gone (dropped stream, silence)
+  /// and returns the trace's losses so far, over every task and server restart.
+  virtual StatusOr<int> CountWorkerLoss(const std::string& workload_key, const std::string& target,
+                                        const std::string& trace_hash,
+                                        const std::string& reason) = 0;
+
   // --- Reads. ---
+
+  /// Losses CountWorkerLoss counted for the trace; 0 when none.
+  virtual StatusOr<int> WorkerLosses(const std::string& workload_key, const std::string& target,
+                                     const std::string& trace_hash) = 0;
+  /// The quarantined traces (of the workload `workload_key`, of every workload when empty),
+  /// in record order.
+  virtual StatusOr<std::vector<QuarantinedTrace>> ListQuarantined(
+      const std::string& workload_key) = 0;
 
   /// NotFound when no workload has `key`.
   virtual StatusOr<v1::Workload> GetWorkload(const std::string& key) = 0;

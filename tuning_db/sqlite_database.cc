@@ -12,11 +12,13 @@
 #include "common/logging.h"
 #include "common/sha256.h"
 #include "common/time.h"
+#include "proto/measure_config.h"
 #include "tuning_db/database.h"
 #include "tuning_db/record_batch_internal.h"
 #include "tuning_db/record_checks.h"
 #include "tuning_db/schema/migrations.h"
 #include "tuning_db/sqlite_database_internal.h"
+#include "tuning_db/stored_record_internal.h"
 #include "tuning_db/trace_hash.h"
 
 namespace tuned::db {
@@ -24,6 +26,22 @@ namespace tuned::db {
 StatusOr<int64_t> RecordStore::InsertRecord(const v1::TuningRecord& record) {
   TUNED_ASSIGN_OR_RETURN(InsertResult result, InsertRecords(std::span(&record, 1)));
   return result.record_ids.front();
+}
+
+std::string QuarantineStatusesSql() {
+  std::string sql = "(";
+  for (v1::MeasureStatus status : kQuarantineStatuses) {
+    sql += (sql.size() > 1 ? ", " : "") + std::to_string(static_cast<int>(status));
+  }
+  return sql + ")";
+}
+
+std::string UnverifiedOnlyReason(const std::string& workload, const std::string& target,
+                                 int64_t unverified_ok) {
+  return "the " + std::to_string(unverified_ok) + " ok records of " + workload +
+         " for target '" + target +
+         "' were all measured with verification off (--no-verify); allow unverified records "
+         "to use them";
 }
 
 namespace {
@@ -273,7 +291,8 @@ class SqliteDatabase::BatchWriter final : public RecordBatchWriter {
         .BindText(12, row.tuner_version)
         .BindText(13, row.task_id)
         .BindInt(14, row.created_unix_ms)
-        .BindText(15, row.origin);
+        .BindText(15, row.origin)
+        .BindInt(16, row.verified ? 1 : 0);
     if (row.median_seconds) {
       insert_->BindDouble(6, *row.median_seconds);
     } else {
@@ -311,8 +330,8 @@ StatusOr<InsertResult> SqliteDatabase::InsertRecords(std::span<const v1::TuningR
       CachedStatement insert,
       Cached("INSERT OR IGNORE INTO records(workload_id, target_id, trace, trace_hash, status, "
              "median_seconds, error, result, config, worker_id, device_model, tuner_version, "
-             "task_id, created_unix_ms, origin) "
-             "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+             "task_id, created_unix_ms, origin, verified) "
+             "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   TUNED_ASSIGN_OR_RETURN(
       CachedStatement find,
       Cached("SELECT id FROM records WHERE workload_id = ? AND target_id = ? AND trace_hash = ? "
@@ -322,6 +341,31 @@ StatusOr<InsertResult> SqliteDatabase::InsertRecords(std::span<const v1::TuningR
                          InsertRecordBatch(records, options, database_id_, writer));
   TUNED_RETURN_IF_ERROR(txn.Commit());
   return out;
+}
+
+StatusOr<int> SqliteDatabase::CountWorkerLoss(const std::string& workload_key,
+                                              const std::string& target,
+                                              const std::string& trace_hash,
+                                              const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginWrite(conn_.get()));
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement upsert,
+      Cached("INSERT INTO worker_losses(workload_key, target, trace_hash, losses, reason, "
+             "updated_unix_ms) VALUES(?, ?, ?, 1, ?, ?) ON CONFLICT(workload_key, target, "
+             "trace_hash) DO UPDATE SET losses = losses + 1, reason = excluded.reason, "
+             "updated_unix_ms = excluded.updated_unix_ms RETURNING losses"));
+  upsert->BindText(1, workload_key)
+      .BindText(2, target)
+      .BindText(3, trace_hash)
+      .BindText(4, reason)
+      .BindInt(5, UnixMs());
+  TUNED_ASSIGN_OR_RETURN(bool has_row, upsert->Step());
+  if (!has_row) return InternalError("counting a worker loss returned nothing");
+  const int losses = static_cast<int>(upsert->ColumnInt(0));
+  upsert->Reset();
+  TUNED_RETURN_IF_ERROR(txn.Commit());
+  return losses;
 }
 
 Status SqliteDatabase::SaveTask(const v1::TaskStatus& status) {

@@ -141,6 +141,7 @@ StatusOr<BestRecords> SqliteDatabase::GetBestRecords(const BestRecordsQuery& que
     std::string sql = std::string(kRecordSelect) +
                       "WHERE r.workload_id = ?1 AND r.target_id = ?2 AND r.status = 1";
     if (!query.device_model.empty()) sql += " AND r.device_model = ?4";
+    if (!query.allow_unverified) sql += " AND r.verified <> 0";
     sql += " ORDER BY r.median_seconds, r.id LIMIT ?3";
     TUNED_ASSIGN_OR_RETURN(CachedStatement stmt, Cached(sql));
     stmt->BindInt(1, workload_id).BindInt(2, target_id).BindInt(3, query.limit);
@@ -202,7 +203,17 @@ StatusOr<std::string> SqliteDatabase::ExplainMissLocked(const BestRecordsQuery& 
     }
     return reason + ")";
   }
-  // OK records exist for the target, so the device filter excluded them all.
+  if (!query.allow_unverified) {
+    TUNED_ASSIGN_OR_RETURN(CachedStatement verified,
+                           Cached("SELECT COUNT(*) FROM records WHERE workload_id = ? AND "
+                                  "target_id = ? AND status = 1 AND verified <> 0"));
+    verified->BindInt(1, workload_id).BindInt(2, target_id);
+    TUNED_ASSIGN_OR_RETURN(bool has_row, verified->Step());
+    if (has_row && verified->ColumnInt(0) == 0) {
+      return UnverifiedOnlyReason(workload, query.target, here_ok);
+    }
+  }
+  // Verified OK records exist for the target, so the device filter excluded them all.
   TUNED_ASSIGN_OR_RETURN(CachedStatement devices,
                          Cached("SELECT device_model, COUNT(*) FROM records WHERE workload_id = ? "
                                 "AND target_id = ? AND status = 1 GROUP BY device_model "
@@ -219,6 +230,45 @@ StatusOr<std::string> SqliteDatabase::ExplainMissLocked(const BestRecordsQuery& 
     first = false;
   }
   return reason;
+}
+
+StatusOr<int> SqliteDatabase::WorkerLosses(const std::string& workload_key,
+                                           const std::string& target,
+                                           const std::string& trace_hash) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(CachedStatement stmt,
+                         Cached("SELECT losses FROM worker_losses WHERE workload_key = ? AND "
+                                "target = ? AND trace_hash = ?"));
+  stmt->BindText(1, workload_key).BindText(2, target).BindText(3, trace_hash);
+  TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  return has_row ? static_cast<int>(stmt->ColumnInt(0)) : 0;
+}
+
+StatusOr<std::vector<QuarantinedTrace>> SqliteDatabase::ListQuarantined(
+    const std::string& workload_key) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement stmt,
+      Cached("SELECT w.key, t.target, r.trace_hash, r.status, r.error, r.id, r.created_unix_ms "
+             "FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON "
+             "t.id = r.target_id WHERE r.status IN " + QuarantineStatusesSql() +
+             " AND (?1 = '' OR w.key = ?1) ORDER BY r.id"));
+  stmt->BindText(1, workload_key);
+  std::vector<QuarantinedTrace> out;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) break;
+    QuarantinedTrace trace;
+    trace.workload_key = stmt->ColumnText(0);
+    trace.target = stmt->ColumnText(1);
+    trace.trace_hash = stmt->ColumnText(2);
+    trace.status = static_cast<v1::MeasureStatus>(stmt->ColumnInt(3));
+    trace.reason = stmt->ColumnText(4);
+    trace.record_id = stmt->ColumnInt(5);
+    trace.created_unix_ms = stmt->ColumnInt(6);
+    out.push_back(std::move(trace));
+  }
+  return out;
 }
 
 StatusOr<std::vector<v1::TuningRecord>> SqliteDatabase::TaskRecords(const std::string& task_id) {

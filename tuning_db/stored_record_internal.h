@@ -14,6 +14,13 @@
 
 namespace tuned::db {
 
+/// The statuses of QuarantinesTrace as an SQL list, "(3, 4, 5, 6, 7)", for both backends.
+std::string QuarantineStatusesSql();
+
+/// The miss reason when the only OK records of the pair were measured with verification off.
+std::string UnverifiedOnlyReason(const std::string& workload, const std::string& target,
+                                 int64_t unverified_ok);
+
 /// Parses a serialized message stored in a row; a row that does not parse is data loss.
 template <typename Message>
 Status ParseStored(Message& message, const std::string& bytes, std::string_view what, int64_t row) {

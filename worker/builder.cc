@@ -1,5 +1,6 @@
 #include "worker/builder.h"
 
+#include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/lower/pipeline.h"
 
 namespace tuned::worker {
@@ -7,26 +8,33 @@ namespace {
 
 class JitBuilder : public Builder {
  public:
-  explicit JitBuilder(std::shared_ptr<codegen::LlvmJit> jit) : jit_(std::move(jit)) {}
-
-  StatusOr<BuiltKernel> Build(const std::shared_ptr<const ir::Workload>& workload,
-                              const v1::MeasureJob& job) override {
+  StatusOr<CompiledCandidate> Compile(const std::shared_ptr<const ir::Workload>& workload,
+                                      const v1::MeasureJob& job,
+                                      const target::Target& target) override {
     TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(workload, job.trace()));
-    return CompileCandidate(*jit_, func);
+    return CompileToObject(func, target);
   }
-
- private:
-  std::shared_ptr<codegen::LlvmJit> jit_;
 };
 
 }  // namespace
 
-std::unique_ptr<Builder> MakeJitBuilder(std::shared_ptr<codegen::LlvmJit> jit) {
-  return std::make_unique<JitBuilder>(std::move(jit));
+std::unique_ptr<Builder> MakeJitBuilder() { return std::make_unique<JitBuilder>(); }
+
+StatusOr<CompiledCandidate> CompileToObject(const lower::LoweredFunc& func,
+                                            const target::Target& target) {
+  StatusOr<std::string> object = codegen::EmitObject({func}, target);
+  if (!object.ok()) return object.status().WithContext("code generation");
+  CompiledCandidate compiled;
+  compiled.object = std::move(object).value();
+  compiled.kernel_name = func.name;
+  compiled.num_args = func.args.size();
+  return compiled;
 }
 
-StatusOr<BuiltKernel> CompileCandidate(codegen::LlvmJit& jit, const lower::LoweredFunc& func) {
-  StatusOr<std::unique_ptr<codegen::JitKernel>> kernel = jit.Compile(func);
+StatusOr<BuiltKernel> LinkCandidate(codegen::LlvmJit& jit, const CompiledCandidate& compiled) {
+  if (compiled.native != nullptr) return BuiltKernel{nullptr, compiled.native};
+  StatusOr<std::unique_ptr<codegen::JitKernel>> kernel =
+      jit.Load(compiled.object, compiled.kernel_name, compiled.num_args);
   if (!kernel.ok()) return kernel.status().WithContext("code generation");
   BuiltKernel built;
   built.entry = (*kernel)->packed();

@@ -6,6 +6,7 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "compiler/ir/evaluator.h"
 #include "target/target_proto.h"
 #include "worker/builder.h"
+#include "worker/contained_build.h"
 #include "worker/device_probe.h"
 #include "worker/exclusive_gate.h"
 #include "worker/reference_cache.h"
@@ -49,6 +51,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
       : options_(options),
         cpu_target_(std::move(cpu_target)),
         factory_(std::move(factory)),
+        reference_builder_(MakeJitBuilder()),
         device_(ProbeCpuDevice(cpu_target_)),
         runner_(options.memory_limit_bytes, FlushBytes(device_)),
         references_(options.reference_cache_entries, options.reference_max_evaluator_flops, gate_,
@@ -58,6 +61,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
 
   // Creates the build slots and starts the threads.
   Status Start() {
+    TUNED_ASSIGN_OR_RETURN(builder_, factory_());
     const int slots = std::max(options_.build_slots, 1);
     for (int i = 0; i < slots; ++i) {
       TUNED_ASSIGN_OR_RETURN(std::unique_ptr<BuildSlot> slot, MakeSlot());
@@ -76,9 +80,6 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     cv_.notify_all();
     for (std::thread& t : builders_) t.join();
     if (timer_.joinable()) timer_.join();
-    // Builds abandoned at their timeout still use the gate and the builder.
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return running_builds_ == 0; });
   }
 
   const v1::Target& target() const override { return target_; }
@@ -130,13 +131,18 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     BuiltKernel kernel;
     double build_seconds = 0;
   };
-  // A JIT and the builders that use it. LLJIT's default compile function drives one
-  // TargetMachine, so two kernels materialised at once on one LlvmJit race inside LLVM's MC
-  // layer ("symbol 'kernel' is already defined"); each concurrent build therefore checks out a
-  // slot of its own.
+  // What one concurrent build uses: its build process launcher and a JIT to link into (one
+  // per slot, so that links of different slots do not queue on one JIT's lock).
   struct BuildSlot {
-    std::unique_ptr<Builder> builder;    // candidates (from the factory)
-    std::unique_ptr<Builder> reference;  // unscheduled programs, always the real JIT builder
+    BuildProcess process;
+    std::unique_ptr<codegen::LlvmJit> jit;
+  };
+
+  // A build's end: a kernel, or the result status and reason of a build that did not make one.
+  struct BuildOutcome {
+    StatusOr<BuiltKernel> kernel = InternalError("not built");
+    v1::MeasureStatus status = v1::MEASURE_STATUS_COMPILE_ERROR;  // when `kernel` is an error
+    double seconds = 0;
   };
 
   StatusOr<std::unique_ptr<BuildSlot>> MakeSlot() {
@@ -145,10 +151,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
       return FailedPreconditionError("worker target '" + cpu_target_.ToString() +
                                      "' cannot run here: " + jit.status().message());
     }
-    std::shared_ptr<codegen::LlvmJit> shared_jit = std::move(jit).value();
     auto slot = std::make_unique<BuildSlot>();
-    TUNED_ASSIGN_OR_RETURN(slot->builder, factory_(shared_jit));
-    slot->reference = MakeJitBuilder(shared_jit);
+    slot->jit = std::move(jit).value();
     return slot;
   }
 
@@ -167,17 +171,6 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     }
     cv_.notify_all();
   }
-
-  // One build's hand-over between the thread that runs it and the one that waits for it.
-  struct BuildState {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool started = false;  // inside the gate, building
-    bool finished = false;
-    bool abandoned = false;
-    StatusOr<BuiltKernel> result = InternalError("build did not finish");
-    double seconds = 0;
-  };
 
   v1::MeasureResult NewResult(const v1::MeasureJob& job) const {
     v1::MeasureResult result;
@@ -225,18 +218,13 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   // Reference output from the workload's unscheduled program, compiled and run in a child.
   StatusOr<std::vector<double>> CompiledReference(const WorkloadData& data) {
     const std::string& key = data.workload->key();
-    StatusOr<BuiltKernel> built = InternalError("not built");
-    {
-      std::unique_ptr<BuildSlot> slot = TakeSlot();
-      {
-        ExclusiveGate::Shared share(gate_);
-        built = slot->reference->Build(data.workload, v1::MeasureJob());
-      }
-      ReturnSlot(std::move(slot));
+    BuildOutcome built = BuildContained(*reference_builder_, data.workload, v1::MeasureJob(),
+                                        options_.reference_timeout_seconds);
+    if (!built.kernel.ok()) {
+      return built.kernel.status().WithContext("compiling the reference of " + key);
     }
-    if (!built.ok()) return built.status().WithContext("compiling the reference of " + key);
     RunRequest request;
-    request.entry = built->entry;
+    request.entry = built.kernel->entry;
     request.inputs = data.InputPointers();
     request.output = data.workload->output_stage().output;
     request.config = DefaultMeasureConfig();
@@ -254,75 +242,49 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     return std::move(outcome->output);
   }
 
-  // Runs a slot's Build on its own thread so that the wait can end at the build timeout; a
-  // build past it is abandoned: it finishes in the background, inside the gate, its kernel and
-  // its slot are dropped, and a fresh slot takes the slot's place at once.
-  StatusOr<BuiltKernel> BuildWithTimeout(const std::shared_ptr<const ir::Workload>& workload,
-                                         const v1::MeasureJob& job, double timeout_seconds,
-                                         double* seconds, bool* timed_out) {
-    auto state = std::make_shared<BuildState>();
+  // Compiles in a build process of a free slot (inside the gate, so that no build runs while
+  // a kernel is timed; the timeout counts from entering it, as waiting for a timing run is not
+  // the candidate's fault) and links the object into that slot's JIT. A crash or a hang ends
+  // the child only: the slot is reusable at once.
+  BuildOutcome BuildContained(Builder& builder, const std::shared_ptr<const ir::Workload>& workload,
+                              const v1::MeasureJob& job, double timeout_seconds) {
+    BuildOutcome outcome;
+    std::unique_ptr<BuildSlot> slot = TakeSlot();
     {
-      std::lock_guard lock(mu_);
-      ++running_builds_;
-    }
-    std::thread([this, state, workload, job] {
-      t_engine_thread = true;
-      std::unique_ptr<BuildSlot> slot = TakeSlot();
-      StatusOr<BuiltKernel> result = InternalError("not built");
-      Clock::time_point start;
-      {
-        ExclusiveGate::Shared share(gate_);
-        start = Clock::now();
-        {
-          std::lock_guard lock(state->mu);
-          state->started = true;
+      ExclusiveGate::Shared share(gate_);
+      SandboxLimits limits;
+      limits.timeout_seconds = timeout_seconds;
+      limits.memory_limit_bytes = options_.memory_limit_bytes;
+      StatusOr<ContainedBuildOutcome> child = slot->process.Run(
+          [&] { return builder.Compile(workload, job, cpu_target_); }, limits);
+      if (!child.ok()) {
+        outcome.kernel = child.status();
+      } else {
+        outcome.seconds = child->seconds;
+        switch (child->kind) {
+          case ContainedBuildOutcome::Kind::kCompiled: {
+            const Clock::time_point link_start = Clock::now();
+            std::shared_lock<std::shared_mutex> no_fork(ForkLock());
+            outcome.kernel = LinkCandidate(*slot->jit, child->compiled);
+            outcome.seconds += SecondsSince(link_start);
+            break;
+          }
+          case ContainedBuildOutcome::Kind::kFailed:
+          case ContainedBuildOutcome::Kind::kCrashed:
+            outcome.kernel = InternalError(child->error);
+            break;
+          case ContainedBuildOutcome::Kind::kTimedOut:
+            outcome.status = v1::MEASURE_STATUS_BUILD_TIMEOUT;
+            outcome.kernel = DeadlineExceededError(
+                "build still running after the build timeout of " +
+                std::to_string(static_cast<int64_t>(timeout_seconds * 1000 + 0.5)) +
+                " ms; killed");
+            break;
         }
-        state->cv.notify_all();
-        result = slot->builder->Build(workload, job);
       }
-      bool abandoned;
-      {
-        std::lock_guard lock(state->mu);
-        state->seconds = SecondsSince(start);
-        state->finished = true;
-        abandoned = state->abandoned;
-        if (!abandoned) state->result = std::move(result);
-      }
-      state->cv.notify_all();
-      if (abandoned) {
-        // The kernel and the slot die here, before the engine may.
-        result = InternalError("dropped");
-        slot.reset();
-      } else {
-        ReturnSlot(std::move(slot));
-      }
-      std::lock_guard lock(mu_);
-      if (--running_builds_ == 0) cv_.notify_all();
-    }).detach();
-
-    // The build timeout counts from entering the gate: waiting for a long timing run to end is
-    // not the candidate's fault.
-    std::unique_lock lock(state->mu);
-    state->cv.wait(lock, [&] { return state->started || state->finished; });
-    const bool finished = state->cv.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
-                                             [&] { return state->finished; });
-    if (!finished) {
-      state->abandoned = true;
-      lock.unlock();
-      StatusOr<std::unique_ptr<BuildSlot>> replacement = MakeSlot();
-      if (replacement.ok()) {
-        ReturnSlot(std::move(replacement).value());
-      } else {
-        Logger("worker")->error("cannot replace an abandoned build slot: {}",
-                                replacement.status().message());
-      }
-      *timed_out = true;
-      *seconds = timeout_seconds;
-      return DeadlineExceededError("build");
     }
-    *timed_out = false;
-    *seconds = state->seconds;
-    return std::move(state->result);
+    ReturnSlot(std::move(slot));
+    return outcome;
   }
 
   void ProcessJob(Pending pending) {
@@ -335,21 +297,14 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     StatusOr<std::shared_ptr<const WorkloadData>> data = references_.Get(job.workload(), config->seed());
     if (!data.ok()) return Finish(pending.done, data.status());
 
-    double build_seconds = 0;
-    bool timed_out = false;
-    StatusOr<BuiltKernel> kernel = BuildWithTimeout(
-        (*data)->workload, job, config->build_timeout_ms() / 1000.0, &build_seconds, &timed_out);
-    if (!kernel.ok()) {
+    BuildOutcome built =
+        BuildContained(*builder_, (*data)->workload, job, config->build_timeout_ms() / 1000.0);
+    const double build_seconds = built.seconds;
+    if (!built.kernel.ok()) {
       v1::MeasureResult result = NewResult(job);
       result.set_build_seconds(build_seconds);
-      if (timed_out) {
-        result.set_status(v1::MEASURE_STATUS_TIMEOUT);
-        result.set_error("build still running after the build timeout of " +
-                         std::to_string(config->build_timeout_ms()) + " ms");
-      } else {
-        result.set_status(v1::MEASURE_STATUS_COMPILE_ERROR);
-        result.set_error(kernel.status().message());
-      }
+      result.set_status(built.status);
+      result.set_error(built.kernel.status().message());
       {
         std::lock_guard lock(mu_);
         ++stats_.results;
@@ -360,7 +315,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     {
       std::lock_guard lock(mu_);
       timing_queue_.push_back(Built{std::move(job), *config, std::move(pending.done),
-                                    std::move(data).value(), std::move(kernel).value(),
+                                    std::move(data).value(), std::move(built.kernel).value(),
                                     build_seconds});
     }
     cv_.notify_all();
@@ -419,6 +374,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
       if (result.status() == v1::MEASURE_STATUS_OK) {
         for (double seconds : outcome->timing.repeat_seconds) result.add_repeat_seconds(seconds);
         result.set_median_seconds(Median(outcome->timing.repeat_seconds));
+        result.set_repeat_cv(CoefficientOfVariation(outcome->timing.repeat_seconds));
         result.set_number(outcome->timing.number);
       }
     }
@@ -459,6 +415,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   const target::Target cpu_target_;
   v1::Target target_;
   const BuilderFactory factory_;
+  std::unique_ptr<Builder> builder_;                  // candidates (from the factory)
+  const std::unique_ptr<Builder> reference_builder_;  // unscheduled programs: the real builder
   const v1::DeviceInfo device_;
   ExclusiveGate gate_;
   Runner runner_;  // used only inside gate_ exclusively
@@ -471,7 +429,6 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   std::deque<Built> timing_queue_;
   std::vector<std::unique_ptr<BuildSlot>> free_slots_;
   int outstanding_ = 0;     // submitted, `done` not yet called
-  int running_builds_ = 0;  // build threads alive (including abandoned ones)
   bool stopping_ = false;
   EngineStats stats_;
   std::vector<std::thread> builders_;
@@ -496,9 +453,8 @@ StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const Engin
 }
 
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options) {
-  return CreateMeasurementEngine(options, [](std::shared_ptr<codegen::LlvmJit> jit)
-                                              -> StatusOr<std::unique_ptr<Builder>> {
-    return MakeJitBuilder(std::move(jit));
+  return CreateMeasurementEngine(options, []() -> StatusOr<std::unique_ptr<Builder>> {
+    return MakeJitBuilder();
   });
 }
 

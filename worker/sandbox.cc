@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 namespace tuned::worker {
 namespace {
@@ -95,6 +96,11 @@ Status SharedMemory::Reserve(size_t bytes) {
   return Status::Ok();
 }
 
+std::shared_mutex& ForkLock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+
 std::string SignalName(int signal) {
   const char* abbrev = sigabbrev_np(signal);
   if (abbrev == nullptr) return "signal " + std::to_string(signal);
@@ -108,7 +114,11 @@ StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const Sandbo
       limits.memory_limit_bytes > 0 ? CurrentAddressSpaceBytes() + limits.memory_limit_bytes : 0;
 
   const Clock::time_point start = Clock::now();
-  const pid_t pid = fork();
+  pid_t pid;
+  {
+    std::unique_lock<std::shared_mutex> no_link_in_flight(ForkLock());
+    pid = fork();
+  }
   if (pid < 0) {
     Status error = ErrnoError("forking the measurement child");
     close(pipe_fds[0]);

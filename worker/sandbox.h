@@ -16,12 +16,14 @@
 /// Fork-safety contract: call RunInChild only from a thread that has never run an OpenMP
 /// parallel region in this process (libgomp keeps its thread pool per master thread and its
 /// threads do not survive fork) and while no other thread of the caller holds locks the child
-/// needs (the engine guarantees both: see ExclusiveGate). The child only runs `body` and then
+/// needs (the engine guarantees both: builds and links that could run at the same time hold
+/// ForkLock shared, timing runs hold ExclusiveGate exclusively). The child only runs `body` and then
 /// _exit()s: no atexit handlers, no static destructors, no logging.
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <shared_mutex>
 #include <string>
 
 #include "common/status.h"
@@ -66,6 +68,11 @@ struct ChildOutcome {
 /// Runs `body` in a forked child whose exit code is body's return value. Errors only when the
 /// child cannot be started (pipe/fork failure).
 StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const SandboxLimits& limits);
+
+/// Held exclusively around every fork of RunInChild. Work in this process that a fork must not
+/// catch half-way (linking into a JIT: LLVM's locks would stay locked in the child) holds it
+/// shared.
+std::shared_mutex& ForkLock();
 
 /// "SIGSEGV", "SIGBUS", ...; "signal N" for a number without a name.
 std::string SignalName(int signal);

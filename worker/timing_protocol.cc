@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "proto/measure_config.h"
 #include "worker/measurement_engine.h"
 
 namespace tuned::worker {
@@ -42,8 +43,12 @@ v1::MeasureConfig DefaultMeasureConfig() {
   return config;
 }
 
-StatusOr<v1::MeasureConfig> ResolveMeasureConfig(const v1::MeasureConfig& requested) {
-  if (requested.protocol_version() == 0) return DefaultMeasureConfig();
+StatusOr<v1::MeasureConfig> ResolveMeasureConfig(const v1::MeasureConfig& partial) {
+  // Version 0 is how a config without a version was written before fields had presence.
+  if (partial.has_protocol_version() && partial.protocol_version() == 0) {
+    return DefaultMeasureConfig();
+  }
+  const v1::MeasureConfig requested = v1::WithMeasureDefaults(partial, DefaultMeasureConfig());
   if (requested.protocol_version() != kProtocolVersion) {
     return InvalidArgumentError("measure config: protocol version " +
                                 std::to_string(requested.protocol_version()) +
@@ -104,6 +109,17 @@ KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureC
   timing.kernel_seconds =
       std::chrono::duration<double>(Clock::now() - start).count() - flush_seconds;
   return timing;
+}
+
+double CoefficientOfVariation(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  double sum = 0;
+  for (double v : values) sum += v;
+  const double mean = sum / static_cast<double>(values.size());
+  if (mean == 0) return 0;
+  double squares = 0;
+  for (double v : values) squares += (v - mean) * (v - mean);
+  return std::sqrt(squares / static_cast<double>(values.size() - 1)) / mean;
 }
 
 double Median(std::vector<double> values) {

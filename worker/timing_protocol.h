@@ -28,9 +28,11 @@ inline constexpr uint32_t kMaxRepeat = 1000;
 /// Most runs per repeat calibration may reach.
 inline constexpr uint32_t kMaxNumber = 100'000'000;
 
-/// The job's protocol with the defaults filled in: a config whose protocol_version is 0 (unset
-/// on the wire) means "the worker's defaults" and is replaced by DefaultMeasureConfig(); any
-/// other version must be kProtocolVersion. Errors (InvalidArgument) name the bad field.
+/// The job's protocol with the defaults filled in field by field (v1::WithMeasureDefaults with
+/// DefaultMeasureConfig()): a present field is kept, an absent one takes the default. A
+/// protocol_version present as 0 (what a config of "the worker's defaults" was before fields had
+/// presence) is DefaultMeasureConfig() whole; any other version must be kProtocolVersion.
+/// Errors (InvalidArgument) name the bad field.
 StatusOr<v1::MeasureConfig> ResolveMeasureConfig(const v1::MeasureConfig& requested);
 
 /// What the protocol measured.
@@ -49,6 +51,9 @@ KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureC
 
 /// Median of `values` (mean of the middle two for an even count); 0 for none.
 double Median(std::vector<double> values);
+
+/// Sample standard deviation over mean; 0 for fewer than two values or a zero mean.
+double CoefficientOfVariation(const std::vector<double>& values);
 
 }  // namespace tuned::worker
 

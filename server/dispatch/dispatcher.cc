@@ -55,6 +55,7 @@ StatusOr<uint64_t> Dispatcher::RegisterWorker(const v1::WorkerHello& hello, std:
     session.last_seen_unix_ms = session.connected_unix_ms;
     session_by_worker_[hello.worker_id()] = id;
     queues_[hello.target().target()].sessions.insert(id);
+    queues_[hello.target().target()].unserved_since_ms = 0;
     ++stats_.workers;
     Log()->info("worker joined worker={} session={} target='{}' slots={} device='{}' peer={}",
                 hello.worker_id(), id, hello.target().target(), hello.slots(),
@@ -106,6 +107,9 @@ void Dispatcher::RevokeLeaseLocked(Job& job, Session& session, const std::string
   job.holder = 0;
   job.past_holders.insert(session.id);
   job.last_loss = why;
+  if (options_.on_lease_lost) {
+    completions->push_back([hook = options_.on_lease_lost, lost = job.job, why] { hook(lost, why); });
+  }
   if (job.attempts >= options_.max_attempts) {
     v1::MeasureResult result;
     result.set_job_id(job_id);
@@ -116,7 +120,7 @@ void Dispatcher::RevokeLeaseLocked(Job& job, Session& session, const std::string
                 job.attempts, why);
     ++stats_.worker_lost;
     ++stats_.completed;
-    completions->emplace_back(std::move(job.on_result), std::move(result));
+    completions->push_back(Complete(std::move(job.on_result), std::move(result)));
     jobs_.erase(job_id);
     return;
   }
@@ -180,7 +184,7 @@ bool Dispatcher::HandleResult(uint64_t session_id, v1::MeasureResult result) {
     ++session.results;
     ++stats_.completed;
     result.set_worker_id(session.hello.worker_id());
-    completions.emplace_back(std::move(job.on_result), std::move(result));
+    completions.push_back(Complete(std::move(job.on_result), std::move(result)));
     const std::string target = job.job.target().target();
     jobs_.erase(j);
     PumpLocked(target);
@@ -197,6 +201,7 @@ Status Dispatcher::Submit(v1::MeasureJob job, ResultCallback on_result) {
   if (job.target().target().empty()) {
     return InvalidArgumentError("measure job '" + job.job_id() + "': empty target");
   }
+  const int prior_losses = options_.prior_losses ? options_.prior_losses(job) : 0;
   std::lock_guard<std::mutex> lock(mu_);
   if (jobs_.contains(job.job_id())) {
     return AlreadyExistsError("measure job '" + job.job_id() + "' is already queued");
@@ -207,7 +212,10 @@ Status Dispatcher::Submit(v1::MeasureJob job, ResultCallback on_result) {
   Job& entry = jobs_[job_id];
   entry.job = std::move(job);
   entry.on_result = std::move(on_result);
+  entry.attempts = prior_losses;
   ++stats_.submitted;
+  TargetQueue& queue = queues_[target];
+  if (queue.sessions.empty() && queue.unserved_since_ms == 0) queue.unserved_since_ms = Now();
   PumpLocked(target);
   return Status::Ok();
 }
@@ -264,6 +272,7 @@ void Dispatcher::CheckLeases() {
       }
     }
     for (auto& [target, queue] : queues_) PumpLocked(target);
+    ExpireUnservedLocked(now, &completions);
   }
   RunCompletions(completions);
 }
@@ -359,9 +368,53 @@ void Dispatcher::RemoveFromQueueLocked(const Job& job) {
 }
 
 void Dispatcher::RunCompletions(std::vector<Completion>& completions) {
-  for (auto& [callback, result] : completions) {
+  for (Completion& completion : completions) completion();
+}
+
+Dispatcher::Completion Dispatcher::Complete(ResultCallback callback, v1::MeasureResult result) {
+  return [callback = std::move(callback), result = std::move(result)] {
     if (callback) callback(result);
+  };
+}
+
+void Dispatcher::ExpireUnservedLocked(int64_t now, std::vector<Completion>* completions) {
+  for (auto& [target, queue] : queues_) {
+    if (queue.by_task.empty() || !queue.sessions.empty()) {
+      queue.unserved_since_ms = 0;
+      continue;
+    }
+    if (queue.unserved_since_ms == 0) queue.unserved_since_ms = now;
+    const int64_t waited = now - queue.unserved_since_ms;
+    if (options_.queue_timeout_ms <= 0 || waited < options_.queue_timeout_ms) continue;
+    const std::string why = "no worker of target '" + target + "' connected for " +
+                            std::to_string(waited / 1000) + " s";
+    int expired = 0;
+    for (auto& [task_id, job_ids] : queue.by_task) {
+      for (const std::string& job_id : job_ids) {
+        auto j = jobs_.find(job_id);
+        if (j == jobs_.end()) continue;
+        v1::MeasureResult result;
+        result.set_job_id(job_id);
+        result.set_status(v1::MEASURE_STATUS_UNSPECIFIED);
+        result.set_error(why);
+        completions->push_back(Complete(std::move(j->second.on_result), std::move(result)));
+        jobs_.erase(j);
+        ++stats_.completed;
+        ++expired;
+      }
+    }
+    queue.by_task.clear();
+    queue.unserved_since_ms = 0;
+    Log()->warn("jobs expired target='{}' jobs={} reason='{}'", target, expired, why);
   }
+}
+
+int64_t Dispatcher::UnservedMs(const std::string& target) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto q = queues_.find(target);
+  if (q == queues_.end() || q->second.unserved_since_ms == 0) return 0;
+  if (q->second.by_task.empty() || !q->second.sessions.empty()) return 0;
+  return std::max<int64_t>(Now() - q->second.unserved_since_ms, 1);
 }
 
 std::vector<WorkerSnapshot> Dispatcher::ListWorkers() const {

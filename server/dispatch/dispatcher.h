@@ -12,7 +12,9 @@
 ///     worker ──drain──▶ HandleDrain (no more jobs for it; it finishes the ones it holds)
 ///     lease checker ──▶ CheckLeases: silent workers dropped, expired leases revoked, jobs
 ///                       requeued at the front of their task's queue; after `max_attempts`
-///                       leases the job completes as MEASURE_STATUS_WORKER_LOST
+///                       leases the job completes as MEASURE_STATUS_WORKER_LOST; jobs of a
+///                       target no connected worker serves for `queue_timeout_ms` complete
+///                       unmeasured (status UNSPECIFIED, the reason in `error`)
 ///
 /// Rules:
 /// - A worker gets only jobs whose target string equals the target it announced in its hello,
@@ -53,8 +55,19 @@ struct DispatcherOptions {
   /// A lease (and a worker's liveness) lasts this long without a heartbeat renewing it,
   /// milliseconds. Should be several heartbeat intervals.
   int lease_timeout_ms = 10000;
-  /// Leases a job may get before it completes as WORKER_LOST (1 = never requeued).
-  int max_attempts = 3;
+  /// Leases a job may get before it completes as WORKER_LOST (1 = never requeued): a trace
+  /// whose worker died under it twice is not sent a third time.
+  int max_attempts = 2;
+  /// A job queued this long while no connected worker serves its target completes unmeasured:
+  /// status MEASURE_STATUS_UNSPECIFIED and error "no worker of target 'X' connected for N s".
+  /// 0: wait forever. Milliseconds.
+  int queue_timeout_ms = 180000;
+  /// Called for every lease revoked because its worker went away or let it expire (outside
+  /// the dispatcher's lock, from the thread that noticed), with the job and the reason.
+  std::function<void(const v1::MeasureJob& job, const std::string& why)> on_lease_lost;
+  /// Leases the job's candidate already lost before it was submitted (e.g. before a server
+  /// restart); they count against max_attempts. Called by Submit, outside the lock.
+  std::function<int(const v1::MeasureJob& job)> prior_losses;
   /// Monotonic clock in milliseconds; the steady clock when empty (tests inject their own).
   std::function<int64_t()> now_ms;
 };
@@ -150,6 +163,9 @@ class Dispatcher {
   std::vector<WorkerSnapshot> ListWorkers() const;
   /// Distinct targets of the connected workers, sorted.
   std::vector<std::string> ConnectedTargets() const;
+  /// How long jobs of `target` have been queued with no connected worker of that target,
+  /// milliseconds; 0 when the target has a worker or no queued job.
+  int64_t UnservedMs(const std::string& target) const;
   DispatcherStats Stats() const;
 
  private:
@@ -183,8 +199,10 @@ class Dispatcher {
     std::map<std::string, std::deque<std::string>> by_task;  // task id -> job ids, FIFO
     std::string last_task;  // Round-robin cursor: the task served last.
     std::set<uint64_t> sessions;
+    int64_t unserved_since_ms = 0;  // Jobs queued and no worker since then; 0: not so.
   };
-  using Completion = std::pair<ResultCallback, v1::MeasureResult>;
+  // Work deferred until the lock is released: result callbacks, loss notifications.
+  using Completion = std::function<void()>;
 
   int64_t Now() const;
   // The *Locked helpers require mu_.
@@ -195,6 +213,10 @@ class Dispatcher {
   void DropSessionLocked(uint64_t session_id, const std::string& why,
                          std::vector<Completion>* completions);
   void RemoveFromQueueLocked(const Job& job);
+  // Completes, unmeasured, the queued jobs of targets no worker served for the queue timeout.
+  void ExpireUnservedLocked(int64_t now, std::vector<Completion>* completions);
+  // Deferred call of `callback` with `result`.
+  static Completion Complete(ResultCallback callback, v1::MeasureResult result);
   static void RunCompletions(std::vector<Completion>& completions);
 
   const DispatcherOptions options_;

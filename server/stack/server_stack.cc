@@ -1,6 +1,7 @@
 #include "server/stack/server_stack.h"
 
 #include "compiler/codegen/llvm/cpu_target.h"
+#include "server/tasks/worker_losses.h"
 #include "worker/measurement_engine.h"
 
 namespace tuned::server {
@@ -22,7 +23,9 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
   db::OpenOptions db_options;
   db_options.pool_size = config.db_pool_size;
   TUNED_ASSIGN_OR_RETURN(stack->database_, db::OpenDatabase(config.db_path, db_options));
-  stack->dispatcher_ = std::make_unique<dispatch::Dispatcher>(config.dispatcher);
+  dispatch::DispatcherOptions dispatcher_options = config.dispatcher;
+  tasks::CountWorkerLossesIn(*stack->database_, dispatcher_options);
+  stack->dispatcher_ = std::make_unique<dispatch::Dispatcher>(dispatcher_options);
   stack->dispatcher_->StartLeaseChecker();
 
   tasks::TaskManagerOptions options;

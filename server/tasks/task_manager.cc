@@ -8,6 +8,7 @@
 #include "common/logging.h"
 #include "common/time.h"
 #include "compiler/ir/op_library.h"
+#include "proto/measure_config.h"
 #include "proto/task_state.h"
 #include "server/tasks/task_runner.h"
 #include "target/target_proto.h"
@@ -101,11 +102,12 @@ StatusOr<v1::TaskSpec> TaskManager::NormalizeSpec(v1::TaskSpec spec) const {
   if (!std::isfinite(search->epsilon()) || search->epsilon() < 0 || search->epsilon() > 1) {
     return InvalidArgumentError("search.epsilon must be within [0, 1]");
   }
-  if (spec.measure().ByteSizeLong() == 0) {
-    *spec.mutable_measure() = options_.default_measure;
-  } else if (spec.measure().protocol_version() == 0) {
-    spec.mutable_measure()->set_protocol_version(options_.default_measure.protocol_version());
+  // Field by field: a client that sets some fields keeps the defaults of the others (verify
+  // included). A version of 0 is how "unset" was written before fields had presence.
+  if (spec.measure().has_protocol_version() && spec.measure().protocol_version() == 0) {
+    spec.mutable_measure()->clear_protocol_version();
   }
+  *spec.mutable_measure() = v1::WithMeasureDefaults(spec.measure(), options_.default_measure);
   TUNED_RETURN_IF_ERROR(ValidateMeasure(spec.measure()));
   return spec;
 }

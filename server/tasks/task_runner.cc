@@ -280,19 +280,47 @@ Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& c
     std::vector<v1::MeasureResult> arrived;
     {
       std::unique_lock<std::mutex> lock(inbox_->mu);
-      inbox_->cv.wait(lock, [&] { return inbox_->stop || !inbox_->results.empty(); });
+      const bool woken = inbox_->cv.wait_for(lock, std::chrono::seconds(1), [&] {
+        return inbox_->stop || !inbox_->results.empty();
+      });
       if (inbox_->stop) return Status::Ok();
       arrived.swap(inbox_->results);
+      if (!woken) {
+        lock.unlock();
+        TUNED_RETURN_IF_ERROR(ShowWaiting(spec.target().target()));
+        continue;
+      }
     }
     for (const v1::MeasureResult& result : arrived) {
       auto it = pending.find(result.job_id());
       if (it == pending.end()) continue;  // A job of an earlier, abandoned batch.
+      // The dispatcher's queue timeout: nothing measured it, so nothing is stored.
+      if (result.status() == v1::MEASURE_STATUS_UNSPECIFIED) {
+        return FailedPreconditionError(result.error());
+      }
       TUNED_RETURN_IF_ERROR(RecordResult(*it->second, result));
       measured.push_back({it->second->trace, result});
       pending.erase(it);
     }
   }
   return strategy.Update(measured);
+}
+
+Status TaskManager::Runner::ShowWaiting(const std::string& target) {
+  const int64_t unserved_ms = manager_.dispatcher_.UnservedMs(target);
+  std::string waiting;
+  if (unserved_ms > 0) {
+    waiting = "no worker of target '" + target + "' connected (" +
+              std::to_string(unserved_ms / 1000) + " s";
+    const int timeout_ms = manager_.dispatcher_.options().queue_timeout_ms;
+    if (timeout_ms > 0) waiting += "; the task fails after " + std::to_string(timeout_ms / 1000) + " s";
+    waiting += ")";
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  if (cancelled_ || waiting == status_.waiting_for()) return Status::Ok();
+  status_.set_waiting_for(waiting);
+  status_.set_updated_unix_ms(UnixMs());
+  return SaveAndPublish(lock);
 }
 
 Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
@@ -314,6 +342,7 @@ Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
   status_.set_trials_done(status_.trials_done() + 1);
   if (IsBetter(record, status_)) *status_.mutable_best() = record;
   NoteDefaultSchedule(record, default_schedule_hash_, status_);
+  status_.clear_waiting_for();
   status_.set_updated_unix_ms(UnixMs());
   Log()->debug("result stored task={} job={} worker={} status={} median_s={} record={}",
                status_.task_id(), result.job_id(), result.worker_id(),

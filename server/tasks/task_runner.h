@@ -57,6 +57,8 @@ class TaskManager::Runner {
                       search::SearchStrategy& strategy);
   /// Stores one result as a record and saves the task's progress; the record is on disk before
   /// the new progress is visible to anyone.
+  // Sets (or clears) the status's `waiting_for` from the dispatcher's view of `target`.
+  Status ShowWaiting(const std::string& target);
   Status RecordResult(const search::Candidate& candidate, const v1::MeasureResult& result);
   /// Saves `status_` (under mu_) and publishes a copy to the watchers.
   Status SaveAndPublish(std::unique_lock<std::mutex>& lock);

@@ -125,6 +125,26 @@ TEST_F(DbCommandTest, ShowPrintsRecordsAndBestTrace) {
   EXPECT_THAT(chosen.out, HasSubstr("# decision [2, 8]"));
 }
 
+TEST_F(DbCommandTest, ShowListsQuarantinedTracesWithReasons) {
+  {
+    auto db = testing::OpenOrFail(db_path_);
+    v1::TuningRecord crashed = MakeRecord(64, kCpu, 6, 0, v1::MEASURE_STATUS_RUNTIME_ERROR);
+    crashed.mutable_result()->set_error("kernel killed by SIGSEGV (Segmentation fault)");
+    ASSERT_TRUE(db->InsertRecord(crashed).ok());
+  }
+  Output out = Run("db show '" + MatmulKey(64) + "' " + Db());
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, HasSubstr("quarantined traces"));
+  EXPECT_THAT(out.out, HasSubstr("kernel killed by SIGSEGV (Segmentation fault)"));
+  Output json_out = Run("db show '" + MatmulKey(64) + "' --json " + Db());
+  nlohmann::json parsed = Parse(json_out.out);
+  ASSERT_EQ(parsed["quarantined"].size(), 2u);  // the timeout and the crash
+  EXPECT_EQ(parsed["quarantined"][0]["status"], "timeout");
+  EXPECT_EQ(parsed["quarantined"][1]["status"], "runtime_error");
+  Output other = Run("db show '" + MatmulKey(128) + "' " + Db());  // a compile error only
+  EXPECT_THAT(other.out, ::testing::Not(HasSubstr("quarantined traces")));
+}
+
 TEST_F(DbCommandTest, ShowJsonAndUnknownKey) {
   Output out = Run("db show '" + MatmulKey(64) + "' --json " + Db());
   ASSERT_EQ(out.exit_code, 0) << out.err;
@@ -262,11 +282,11 @@ TEST_F(DbCommandTest, MergeIsIdempotent) {
 TEST_F(DbCommandTest, StatsHumanAndJson) {
   Output out = Run("db stats " + Db());
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  EXPECT_THAT(out.out, HasSubstr("schema       version 2"));
+  EXPECT_THAT(out.out, HasSubstr("schema       version 3"));
   EXPECT_THAT(out.out, HasSubstr("records      5  (ok 3, compile_error 1, timeout 1)"));
   nlohmann::json parsed = Parse(Run("db stats --json " + Db()).out);
   EXPECT_EQ(parsed["records_by_status"]["ok"], 3);
-  EXPECT_EQ(parsed["schema_version"], 2);
+  EXPECT_EQ(parsed["schema_version"], 3);
 }
 
 TEST_F(DbCommandTest, DbWithoutSubcommandIsUsageError) {

@@ -208,6 +208,52 @@ TEST_P(RpcClientsTest, EmbeddedStackRunsATaskToTheEnd) {
   }
 }
 
+// A client that sets only part of the protocol (here: the repeats) still gets verified
+// records: every absent field takes its default, verification included.
+TEST_F(RpcClientsTest, APartialMeasureConfigFromAClientStillVerifies) {
+  server::EmbeddedStackOptions options;
+  options.db_path = db_path_;
+  options.engine.worker_id = "embedded-test";
+  auto embedded = server::EmbeddedStack::Start(options);
+  ASSERT_TRUE(embedded.ok()) << embedded.status().ToString();
+  rpc::TuningClient tuning((*embedded)->connection());
+  v1::TaskSpec spec;
+  spec.set_workload_spec("matmul(M=16,N=16,K=16)");
+  spec.set_trial_budget(2);
+  spec.mutable_search()->set_strategy("random");
+  spec.mutable_target()->set_target((*embedded)->target().target());
+  spec.mutable_measure()->set_repeat(2);
+  spec.mutable_measure()->set_min_repeat_ms(0);
+  auto submitted = tuning.Submit(spec, 10000);
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  EXPECT_TRUE(submitted->spec().measure().verify());
+  v1::TaskStatus last = *submitted;
+  Status watched = tuning.Watch(submitted->task_id(), [&](const v1::TaskStatus& u) { last = u; });
+  EXPECT_TRUE(watched.ok()) << watched.ToString();
+  EXPECT_EQ(last.state(), v1::TASK_STATE_SUCCEEDED) << last.error();
+  EXPECT_TRUE((*embedded)->Stop().ok());
+
+  auto db = db::testing::OpenOrFail(db_path_);
+  ASSERT_NE(db, nullptr);
+  auto records = db->TaskRecords(submitted->task_id());
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 2u);
+  int ok = 0;
+  for (const v1::TuningRecord& record : *records) {
+    EXPECT_TRUE(record.config().has_verify() && record.config().verify());
+    EXPECT_EQ(record.config().repeat(), 2u);
+    if (record.result().status() != v1::MEASURE_STATUS_OK) continue;
+    ++ok;
+    EXPECT_GT(record.result().max_error(), 0);  // the output was compared with the reference
+    EXPECT_EQ(record.result().repeat_seconds_size(), 2);
+  }
+  EXPECT_GT(ok, 0);
+  auto best = db->GetBestRecords({records->front().workload().key(),
+                                  (*embedded)->target().target(), "", 1});
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ(best->records.size(), 1u) << best->miss_reason;  // verified, so it ranks
+}
+
 TEST(RpcAuthTest, TokenMatchesOnlyTheWholeToken) {
   EXPECT_TRUE(rpc::TokenMatches("Bearer abc", "abc"));
   EXPECT_TRUE(rpc::TokenMatches("abc", "abc"));

@@ -106,9 +106,25 @@ CREATE TABLE merges(
 );
 )sql";
 
+// Version 3: worker losses per trace (quarantine after repeated losses, across restarts and
+// tasks), and whether a record's output was verified.
+constexpr char kMigration3[] = R"sql(
+CREATE TABLE worker_losses(
+  workload_key TEXT NOT NULL,
+  target TEXT NOT NULL,
+  trace_hash TEXT NOT NULL,
+  losses INTEGER NOT NULL,           -- leases of this trace that ended with their worker gone
+  reason TEXT NOT NULL,              -- why the last one ended
+  updated_unix_ms INTEGER NOT NULL,
+  PRIMARY KEY (workload_key, target, trace_hash)
+) WITHOUT ROWID;
+ALTER TABLE records ADD COLUMN verified INTEGER NOT NULL DEFAULT 1;  -- 0: measured with verify off
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "workloads, targets, records, tasks", kMigration1},
     {2, "record provenance, cost-model snapshots, merge log", kMigration2},
+    {3, "worker losses per trace, verified records", kMigration3},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 

@@ -106,9 +106,23 @@ CREATE TABLE merges(
 );
 )sql";
 
+constexpr char kMigration3[] = R"sql(
+CREATE TABLE worker_losses(
+  workload_key TEXT NOT NULL,
+  target TEXT NOT NULL,
+  trace_hash TEXT NOT NULL,
+  losses BIGINT NOT NULL,
+  reason TEXT NOT NULL,
+  updated_unix_ms BIGINT NOT NULL,
+  PRIMARY KEY (workload_key, target, trace_hash)
+);
+ALTER TABLE records ADD COLUMN verified BIGINT NOT NULL DEFAULT 1;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "workloads, targets, records, tasks", kMigration1},
     {2, "record provenance, cost-model snapshots, merge log", kMigration2},
+    {3, "worker losses per trace, verified records", kMigration3},
 };
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion,
               "one migration per schema version");

@@ -11,6 +11,7 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/TargetParser/Triple.h>
 
 #include "common/logging.h"
@@ -127,13 +128,7 @@ StatusOr<std::unique_ptr<JitKernel>> LlvmJit::Compile(const lower::LoweredFunc& 
   start = Clock::now();
   llvm::orc::LLJIT& jit = *session_->jit;
   const std::string where = "jit compile of kernel " + func.name;
-  llvm::Expected<llvm::orc::JITDylib&> created =
-      jit.createJITDylib("kernel" + std::to_string(session_->next_dylib++));
-  if (!created) return internal::ToStatus(created.takeError(), where);
-  auto owner = std::make_shared<JitKernel::Owner>();
-  owner->session = session_;
-  owner->dylib = &*created;
-  owner->dylib->addToLinkOrder(jit.getMainJITDylib());
+  TUNED_ASSIGN_OR_RETURN(std::shared_ptr<JitKernel::Owner> owner, NewKernelDylib(where));
   TUNED_RETURN_IF_ERROR(internal::ToStatus(
       jit.addIRModule(*owner->dylib,
                       llvm::orc::ThreadSafeModule(std::move(module), std::move(context))),
@@ -146,6 +141,44 @@ StatusOr<std::unique_ptr<JitKernel>> LlvmJit::Compile(const lower::LoweredFunc& 
   kernel->owner_ = std::move(owner);
   kernel->name_ = func.name;
   kernel->num_args_ = func.args.size();
+  kernel->packed_ = entry.toPtr<JitKernel::PackedFn>();
+  kernel->stats_ = stats;
+  return kernel;
+}
+
+
+StatusOr<std::shared_ptr<JitKernel::Owner>> LlvmJit::NewKernelDylib(const std::string& where) {
+  llvm::orc::LLJIT& jit = *session_->jit;
+  llvm::Expected<llvm::orc::JITDylib&> created =
+      jit.createJITDylib("kernel" + std::to_string(session_->next_dylib++));
+  if (!created) return internal::ToStatus(created.takeError(), where);
+  auto owner = std::make_shared<JitKernel::Owner>();
+  owner->session = session_;
+  owner->dylib = &*created;
+  owner->dylib->addToLinkOrder(jit.getMainJITDylib());
+  return owner;
+}
+
+StatusOr<std::unique_ptr<JitKernel>> LlvmJit::Load(std::string_view object, const std::string& name,
+                                                   size_t num_args) {
+  std::lock_guard<std::mutex> lock(compile_mutex_);
+  CompileStats stats;
+  const Clock::time_point start = Clock::now();
+  llvm::orc::LLJIT& jit = *session_->jit;
+  const std::string where = "linking the object of kernel " + name;
+  TUNED_ASSIGN_OR_RETURN(std::shared_ptr<JitKernel::Owner> owner, NewKernelDylib(where));
+  TUNED_RETURN_IF_ERROR(internal::ToStatus(
+      jit.addObjectFile(*owner->dylib, llvm::MemoryBuffer::getMemBufferCopy(
+                                           llvm::StringRef(object.data(), object.size()), name)),
+      where));
+  TUNED_ASSIGN_OR_RETURN(llvm::orc::ExecutorAddr entry,
+                         internal::ToStatusOr(jit.lookup(*owner->dylib, PackedName(name)), where));
+  stats.machine_code_ms = MillisecondsSince(start);
+
+  std::unique_ptr<JitKernel> kernel(new JitKernel());
+  kernel->owner_ = std::move(owner);
+  kernel->name_ = name;
+  kernel->num_args_ = num_args;
   kernel->packed_ = entry.toPtr<JitKernel::PackedFn>();
   kernel->stats_ = stats;
   return kernel;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -72,9 +73,17 @@ class LlvmJit {
   /// default compiler shares one target machine); parallel builders use one LlvmJit each.
   StatusOr<std::unique_ptr<JitKernel>> Compile(const lower::LoweredFunc& func);
 
+  /// Links `object`, a relocatable object file of kernel `name` with `num_args` buffers built
+  /// for this JIT's target (EmitObject's output, possibly made in another process), and
+  /// returns it like Compile. Its stats hold only machine_code_ms (the link).
+  StatusOr<std::unique_ptr<JitKernel>> Load(std::string_view object, const std::string& name,
+                                            size_t num_args);
+
   const target::Target& target() const { return target_; }
 
  private:
+  /// A fresh dylib for one kernel, linked against the main dylib (process and runtime symbols).
+  StatusOr<std::shared_ptr<JitKernel::Owner>> NewKernelDylib(const std::string& where);
   friend class JitKernel;
   struct Session;
   LlvmJit(target::Target target, CodegenOptions options, std::shared_ptr<Session> session);

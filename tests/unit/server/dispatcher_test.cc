@@ -329,5 +329,109 @@ TEST_F(DispatcherTest, ListsWorkersWithTheirLeases) {
   EXPECT_THAT(dispatcher_.ConnectedTargets(), UnorderedElementsAre(kCpu, kOtherCpu));
 }
 
+// A dispatcher of its own options with an injected clock, for the options the fixture fixes.
+struct ClockedDispatcher {
+  explicit ClockedDispatcher(DispatcherOptions options) : dispatcher(WithClock(options, &now)) {}
+  static DispatcherOptions WithClock(DispatcherOptions options, int64_t* now) {
+    options.now_ms = [now] { return *now; };
+    return options;
+  }
+  void Submit(const std::string& job_id, const std::string& target) {
+    v1::MeasureJob job;
+    job.set_job_id(job_id);
+    job.set_task_id("t");
+    job.mutable_target()->set_target(target);
+    ASSERT_TRUE(dispatcher.Submit(job, [this](const v1::MeasureResult& r) { results.push_back(r); })
+                    .ok());
+  }
+  uint64_t Connect(const std::string& id, const std::string& target, FakeConnection* connection) {
+    v1::WorkerHello hello;
+    hello.set_worker_id(id);
+    hello.mutable_target()->set_target(target);
+    hello.set_slots(1);
+    return *dispatcher.RegisterWorker(hello, "test", connection);
+  }
+  int64_t now = 1000;
+  std::vector<v1::MeasureResult> results;
+  Dispatcher dispatcher;
+};
+
+TEST(DispatcherQueueTimeoutTest, JobsOfATargetNoWorkerServesCompleteUnmeasuredAfterTheTimeout) {
+  DispatcherOptions options;
+  options.queue_timeout_ms = 5000;
+  ClockedDispatcher d(options);
+  FakeConnection other;
+  d.Connect("other", kOtherCpu, &other);  // serves another target: does not count
+  d.Submit("j1", kCpu);
+  d.now = 3000;
+  d.dispatcher.CheckLeases();
+  EXPECT_EQ(d.dispatcher.UnservedMs(kCpu), 2000);
+  EXPECT_EQ(d.dispatcher.UnservedMs(kOtherCpu), 0);
+  EXPECT_TRUE(d.results.empty());
+  d.now = 6000;
+  d.dispatcher.CheckLeases();
+  ASSERT_EQ(d.results.size(), 1u);
+  EXPECT_EQ(d.results[0].job_id(), "j1");
+  EXPECT_EQ(d.results[0].status(), v1::MEASURE_STATUS_UNSPECIFIED);
+  EXPECT_EQ(d.results[0].error(), std::string("no worker of target '") + kCpu + "' connected for 5 s");
+  EXPECT_EQ(d.dispatcher.Stats().queued, 0);
+  EXPECT_TRUE(other.jobs.empty());
+}
+
+TEST(DispatcherQueueTimeoutTest, AWorkerOfTheTargetStopsTheClock) {
+  DispatcherOptions options;
+  options.queue_timeout_ms = 5000;
+  ClockedDispatcher d(options);
+  d.Submit("j1", kCpu);
+  d.Submit("j2", kCpu);
+  d.now = 5000;
+  FakeConnection worker;
+  d.Connect("w", kCpu, &worker);  // takes j1; j2 waits for its slot, served
+  EXPECT_EQ(d.dispatcher.UnservedMs(kCpu), 0);
+  d.now = 20000;
+  d.dispatcher.CheckLeases();  // drops the silent worker; j1 is requeued, the clock restarts
+  d.now = 24000;
+  d.dispatcher.CheckLeases();
+  EXPECT_TRUE(d.results.empty());
+  d.now = 25500;
+  d.dispatcher.CheckLeases();
+  EXPECT_EQ(d.results.size(), 2u);
+}
+
+TEST(DispatcherLossHooksTest, LostLeasesAreReportedAndEarlierLossesCount) {
+  DispatcherOptions options;
+  options.max_attempts = 2;
+  std::vector<std::pair<std::string, std::string>> losses;
+  options.on_lease_lost = [&](const v1::MeasureJob& job, const std::string& why) {
+    losses.emplace_back(job.job_id(), why);
+  };
+  options.prior_losses = [](const v1::MeasureJob& job) { return job.job_id() == "lost-before" ? 1 : 0; };
+  ClockedDispatcher d(options);
+  FakeConnection first;
+  uint64_t a = d.Connect("a", kCpu, &first);
+  d.Submit("fresh", kCpu);
+  d.dispatcher.UnregisterWorker(a, "crashed");
+  ASSERT_EQ(losses.size(), 1u);
+  EXPECT_EQ(losses[0].first, "fresh");
+  EXPECT_THAT(losses[0].second, HasSubstr("crashed"));
+  EXPECT_TRUE(d.results.empty());  // one loss of two: requeued
+  FakeConnection second;
+  uint64_t b = d.Connect("b", kCpu, &second);
+  v1::MeasureResult ok;
+  ok.set_job_id("fresh");
+  ok.set_status(v1::MEASURE_STATUS_OK);
+  ok.add_repeat_seconds(1e-3);
+  ok.set_median_seconds(1e-3);
+  ASSERT_TRUE(d.dispatcher.HandleResult(b, ok));
+  d.Submit("lost-before", kCpu);  // lost its worker once already (before a restart)
+  ASSERT_EQ(second.jobs.back().job_id(), "lost-before");
+  EXPECT_EQ(second.jobs.back().attempt(), 1u);
+  d.dispatcher.UnregisterWorker(b, "crashed again");
+  ASSERT_EQ(d.results.size(), 2u);
+  EXPECT_EQ(d.results[1].job_id(), "lost-before");
+  EXPECT_EQ(d.results[1].status(), v1::MEASURE_STATUS_WORKER_LOST);  // never sent a third time
+  EXPECT_EQ(losses.size(), 2u);
+}
+
 }  // namespace
 }  // namespace tuned::dispatch

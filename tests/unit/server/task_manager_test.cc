@@ -19,6 +19,7 @@
 #include "compiler/lower/pipeline.h"
 #include "server/search/model_registry.h"
 #include "tests/unit/tuning_db/backend_test_util.h"
+#include "server/tasks/worker_losses.h"
 #include "tuning_db/database.h"
 #include "tuning_db/trace_hash.h"
 
@@ -127,6 +128,80 @@ class EchoWorker : public dispatch::WorkerConnection {
   std::condition_variable cv_;
   std::deque<v1::MeasureJob> jobs_;
   std::set<std::string> seen_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// A worker of one slot that dies (its stream ends) whenever it is handed `poison`, and answers
+// every other job OK. With `revive` it reconnects at once, as a restarted worker process would.
+class DyingWorker : public dispatch::WorkerConnection {
+ public:
+  DyingWorker(dispatch::Dispatcher& dispatcher, v1::Trace poison, bool revive)
+      : dispatcher_(dispatcher), poison_(db::TraceHash(poison)), revive_(revive) {
+    thread_ = std::thread([this] { Serve(); });
+    Connect();
+  }
+  ~DyingWorker() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    dispatcher_.UnregisterWorker(session_, "test over");
+  }
+  void SendJob(const v1::MeasureJob& job) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (db::TraceHash(job.trace()) == poison_) ++poison_sends_;
+    jobs_.push_back(job);
+    cv_.notify_all();
+  }
+  void SendCancel(const std::string&) override {}
+  void Close(const Status&) override {}
+  int poison_sends() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return poison_sends_;
+  }
+
+ private:
+  void Connect() {
+    v1::WorkerHello hello;
+    hello.set_worker_id("dying");
+    hello.mutable_target()->set_target(kTarget);
+    hello.set_slots(1);
+    session_ = *dispatcher_.RegisterWorker(hello, "test", this);
+  }
+  void Serve() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      if (stop_) return;
+      v1::MeasureJob job = jobs_.front();
+      jobs_.pop_front();
+      lock.unlock();
+      if (db::TraceHash(job.trace()) == poison_) {
+        dispatcher_.UnregisterWorker(session_, "killed by its candidate");
+        if (revive_) Connect();
+      } else {
+        v1::MeasureResult result;
+        result.set_job_id(job.job_id());
+        result.set_status(v1::MEASURE_STATUS_OK);
+        result.add_repeat_seconds(1e-3);
+        result.set_median_seconds(1e-3);
+        dispatcher_.HandleResult(session_, result);
+      }
+      lock.lock();
+    }
+  }
+
+  dispatch::Dispatcher& dispatcher_;
+  const std::string poison_;
+  const bool revive_;
+  uint64_t session_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<v1::MeasureJob> jobs_;
+  int poison_sends_ = 0;
   bool stop_ = false;
   std::thread thread_;
 };
@@ -311,6 +386,9 @@ TEST_P(TaskManagerTest, RejectsInvalidSpecsWithReasons) {
   EXPECT_THAT(manager.Submit(bad).status().message(), HasSubstr("epsilon"));
   bad = Spec(4);
   bad.mutable_measure()->set_repeat(1);
+  // Absent fields take their defaults (field presence); a timeout given as 0 is refused.
+  bad.mutable_measure()->set_build_timeout_ms(0);
+  bad.mutable_measure()->set_run_timeout_ms(0);
   EXPECT_THAT(manager.Submit(bad).status().message(), HasSubstr("timeout"));
   auto listed = manager.List(std::nullopt);
   ASSERT_TRUE(listed.ok());
@@ -424,6 +502,110 @@ TEST_P(SharedLogTaskManagerTest, AnotherServerTakesOverWhenTheOwnersSessionEnds)
   EXPECT_EQ(hashes.size(), 6u);
   // The first server notices at its next check and serves the task from the database.
   EXPECT_EQ(WaitFinal(first, task_id).state(), v1::TASK_STATE_SUCCEEDED);
+// The first candidate kills its worker: once before a server restart, once after. The second
+// loss quarantines it (a WORKER_LOST record, so no search proposes it again) and it is never
+// sent a third time.
+TEST_P(TaskManagerTest, ACandidateThatKillsItsWorkerTwiceIsQuarantinedAcrossARestart) {
+  const std::string key = ir::ParseWorkloadSpec(Spec(4).workload_spec())->key();
+  const std::string poison_hash = db::TraceHash(ScriptedTrace(0));
+  std::string task_id;
+  int sends = 0;
+  {
+    dispatch::DispatcherOptions options;
+    tasks::CountWorkerLossesIn(*database_, options);
+    dispatch::Dispatcher dispatcher(options);
+    DyingWorker worker(dispatcher, ScriptedTrace(0), /*revive=*/false);
+    TaskManager manager(*database_, *database_, dispatcher, Options());
+    auto submitted = manager.Submit(Spec(4));
+    ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+    task_id = submitted->task_id();
+    for (int i = 0; i < 400 && *database_->WorkerLosses(key, kTarget, poison_hash) < 1; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_EQ(*database_->WorkerLosses(key, kTarget, poison_hash), 1);
+    manager.Stop();  // the server goes down; the task stays RUNNING
+    sends += worker.poison_sends();
+  }
+  {
+    dispatch::DispatcherOptions options;
+    tasks::CountWorkerLossesIn(*database_, options);
+    dispatch::Dispatcher dispatcher(options);
+    DyingWorker worker(dispatcher, ScriptedTrace(0), /*revive=*/true);
+    TaskManager manager(*database_, *database_, dispatcher, Options());
+    ASSERT_EQ(*manager.ResumeUnfinished(), 1);
+    v1::TaskStatus status = WaitFinal(manager, task_id);
+    EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+    sends += worker.poison_sends();
+  }
+  EXPECT_EQ(sends, 2);
+  EXPECT_EQ(*database_->WorkerLosses(key, kTarget, poison_hash), 2);
+  auto records = database_->TaskRecords(task_id);
+  ASSERT_TRUE(records.ok());
+  int poison_records = 0;
+  for (const v1::TuningRecord& record : *records) {
+    if (record.trace_hash() != poison_hash) continue;
+    ++poison_records;
+    EXPECT_EQ(record.result().status(), v1::MEASURE_STATUS_WORKER_LOST);
+  }
+  EXPECT_EQ(poison_records, 1);
+  EXPECT_TRUE(*database_->HasMeasured(key, kTarget, poison_hash));  // no search proposes it
+  auto quarantined = database_->ListQuarantined(key);
+  ASSERT_TRUE(quarantined.ok());
+  ASSERT_EQ(quarantined->size(), 1u);
+  EXPECT_EQ((*quarantined)[0].trace_hash, poison_hash);
+  EXPECT_THAT((*quarantined)[0].reason, HasSubstr("killed by its candidate"));
+}
+
+TEST_P(TaskManagerTest, ATaskWhoseTargetHasNoWorkerFailsAfterTheQueueTimeoutAndSaysSo) {
+  dispatch::DispatcherOptions options;
+  options.queue_timeout_ms = 2500;
+  options.heartbeat_interval_ms = 50;
+  options.lease_timeout_ms = 400;
+  dispatch::Dispatcher dispatcher(options);
+  dispatcher.StartLeaseChecker();
+  TaskManager manager(*database_, *database_, dispatcher, Options());
+  auto submitted = manager.Submit(Spec(4));
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  std::mutex mu;
+  std::vector<std::string> waits;
+  auto watcher = manager.AddWatcher(submitted->task_id(), [&](const v1::TaskStatus& status) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!status.waiting_for().empty()) waits.push_back(status.waiting_for());
+  });
+  ASSERT_TRUE(watcher.ok());
+  v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
+  manager.RemoveWatcher(*watcher);
+  EXPECT_EQ(status.state(), v1::TASK_STATE_FAILED);
+  EXPECT_THAT(status.error(), HasSubstr(std::string("no worker of target '") + kTarget + "' connected"));
+  EXPECT_EQ(status.trials_done(), 0u);
+  EXPECT_TRUE(database_->TaskRecords(submitted->task_id())->empty());  // nothing measured
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_FALSE(waits.empty());  // it said what it waited for while it waited
+  EXPECT_THAT(waits.front(), HasSubstr(std::string("no worker of target '") + kTarget + "' connected"));
+  EXPECT_THAT(waits.front(), HasSubstr("fails after 2 s"));
+}
+
+TEST_P(TaskManagerTest, PartialMeasureConfigsKeepEveryOtherDefaultVerifyIncluded) {
+  dispatch::Dispatcher dispatcher;
+  TaskManagerOptions options = Options();
+  options.default_measure.set_verify(true);
+  options.default_measure.set_warmup(1);
+  TaskManager manager(*database_, *database_, dispatcher, options);
+  v1::TaskSpec partial = Spec(4);
+  partial.mutable_measure()->set_repeat(7);  // an old or careless client: nothing else
+  auto normalized = manager.NormalizeSpec(partial);
+  ASSERT_TRUE(normalized.ok()) << normalized.status().ToString();
+  EXPECT_EQ(normalized->measure().repeat(), 7u);
+  EXPECT_TRUE(normalized->measure().has_verify());
+  EXPECT_TRUE(normalized->measure().verify());
+  EXPECT_EQ(normalized->measure().warmup(), 1u);
+  EXPECT_EQ(normalized->measure().build_timeout_ms(), 1000u);
+  v1::TaskSpec unverified = Spec(4);
+  unverified.mutable_measure()->set_verify(false);  // asked for explicitly (--no-verify)
+  EXPECT_FALSE(manager.NormalizeSpec(unverified)->measure().verify());
+  v1::TaskSpec zero_warmup = Spec(4);
+  zero_warmup.mutable_measure()->set_warmup(0);  // an explicit zero is kept, not defaulted
+  EXPECT_EQ(manager.NormalizeSpec(zero_warmup)->measure().warmup(), 0u);
 }
 
 }  // namespace

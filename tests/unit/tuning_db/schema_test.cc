@@ -108,7 +108,8 @@ TEST(SqliteDatabase, RejectsNewerSchemaVersion) {
   { ASSERT_NE(OpenOrFail(path), nullptr); }
   RawExec(path, "PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
   ExpectRefusedUnchanged(path, StatusCode::kFailedPrecondition,
-                         "has schema version 3, newer than this tuned supports (2)");
+                         "has schema version " + std::to_string(kSchemaVersion + 1) +
+                             ", newer than this tuned supports (" + std::to_string(kSchemaVersion) + ")");
 }
 
 TEST(SqliteDatabase, RejectsGarbageFile) {

@@ -320,7 +320,7 @@ TEST_P(StoreTest, StatsCountEverything) {
   ASSERT_TRUE(db_->SaveTask(task).ok());
   auto stats = db_->Stats();
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->schema_version, 2);
+  EXPECT_EQ(stats->schema_version, 3);
   EXPECT_EQ(stats->num_workloads, 1);
   EXPECT_EQ(stats->num_targets, 1);
   EXPECT_EQ(stats->num_records, 2);
@@ -406,6 +406,75 @@ TEST_P(StoreTest, LatestCostModelSnapshotPerTarget) {
   EXPECT_FALSE(*db_->SaveCostModelSnapshot({kCpu, "xgboost-json", 3, 600, "model-6", 1006, ""}));
   EXPECT_FALSE(*db_->SaveCostModelSnapshot({kCpu, "xgboost-json", 3, 1, "old", 1, ""}));
   EXPECT_EQ(db_->LatestCostModelSnapshot(kCpu)->model, "model-6");
+}
+
+TEST_P(StoreTest, WorkerLossesAreCountedPerTraceAcrossReopening) {
+  const std::string hash = TraceHash(MakeRecord(64, kCpu, 1, 0).trace());
+  EXPECT_EQ(*db_->WorkerLosses(MatmulKey(64), kCpu, hash), 0);
+  auto first = db_->CountWorkerLoss(MatmulKey(64), kCpu, hash, "worker 'a' stream ended");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, 1);
+  EXPECT_EQ(*db_->CountWorkerLoss(MatmulKey(64), kGpu, hash, "other target"), 1);
+  auto reopened = OpenLogOrFail(log_->location());
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(*reopened->CountWorkerLoss(MatmulKey(64), kCpu, hash, "worker 'b' silent"), 2);
+  EXPECT_EQ(*db_->WorkerLosses(MatmulKey(64), kCpu, hash), 2);
+  EXPECT_EQ(*db_->WorkerLosses(MatmulKey(128), kCpu, hash), 0);
+}
+
+TEST_P(StoreTest, QuarantinedTracesAreTheHarmfulRecordsWithTheirReasons) {
+  v1::TuningRecord crashed = MakeRecord(64, kCpu, 1, 0, v1::MEASURE_STATUS_RUNTIME_ERROR);
+  crashed.mutable_result()->set_error("kernel killed by SIGSEGV");
+  v1::TuningRecord hung = MakeRecord(64, kCpu, 2, 0, v1::MEASURE_STATUS_BUILD_TIMEOUT);
+  hung.mutable_result()->set_error("build still running");
+  std::vector<v1::TuningRecord> batch = {
+      MakeRecord(64, kCpu, 3, 0.001), crashed,
+      MakeRecord(64, kCpu, 4, 0, v1::MEASURE_STATUS_COMPILE_ERROR), hung,
+      MakeRecord(128, kCpu, 5, 0, v1::MEASURE_STATUS_WRONG_RESULT)};
+  ASSERT_TRUE(db_->InsertRecords(batch).ok());
+  auto one = db_->ListQuarantined(MatmulKey(64));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_EQ(one->size(), 2u);
+  EXPECT_EQ((*one)[0].status, v1::MEASURE_STATUS_RUNTIME_ERROR);
+  EXPECT_EQ((*one)[0].reason, "kernel killed by SIGSEGV");
+  EXPECT_EQ((*one)[0].trace_hash, TraceHash(crashed.trace()));
+  EXPECT_EQ((*one)[0].target, kCpu);
+  EXPECT_EQ((*one)[1].status, v1::MEASURE_STATUS_BUILD_TIMEOUT);
+  EXPECT_EQ((*one)[1].reason, "build still running");
+  auto all = db_->ListQuarantined("");
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[2].workload_key, MatmulKey(128));
+}
+
+TEST_P(StoreTest, UnverifiedRecordsRankOnlyWhenTheLookupAllowsThem) {
+  v1::TuningRecord unverified = MakeRecord(64, kCpu, 1, 0.0001);
+  unverified.mutable_config()->set_verify(false);
+  v1::TuningRecord verified = MakeRecord(64, kCpu, 2, 0.002);
+  verified.mutable_config()->set_verify(true);
+  v1::TuningRecord unset = MakeRecord(64, kCpu, 3, 0.003);  // verify absent: verified
+  ASSERT_TRUE(db_->InsertRecords(std::vector{unverified, verified, unset}).ok());
+  auto best = db_->GetBestRecords({MatmulKey(64), kCpu, "", 10});
+  ASSERT_TRUE(best.ok()) << best.status().ToString();
+  ASSERT_EQ(best->records.size(), 2u);
+  EXPECT_DOUBLE_EQ(best->records[0].result().median_seconds(), 0.002);
+  BestRecordsQuery allowing{MatmulKey(64), kCpu, "", 10};
+  allowing.allow_unverified = true;
+  auto with = db_->GetBestRecords(allowing);
+  ASSERT_TRUE(with.ok());
+  ASSERT_EQ(with->records.size(), 3u);
+  EXPECT_DOUBLE_EQ(with->records[0].result().median_seconds(), 0.0001);
+  EXPECT_FALSE(with->records[0].config().verify());
+}
+
+TEST_P(StoreTest, OnlyUnverifiedRecordsMissWithTheReason) {
+  v1::TuningRecord unverified = MakeRecord(64, kCpu, 1, 0.0001);
+  unverified.mutable_config()->set_verify(false);
+  ASSERT_TRUE(db_->InsertRecord(unverified).ok());
+  auto best = db_->GetBestRecords({MatmulKey(64), kCpu, "", 1});
+  ASSERT_TRUE(best.ok()) << best.status().ToString();
+  EXPECT_TRUE(best->records.empty());
+  EXPECT_THAT(best->miss_reason, HasSubstr("verification off"));
 }
 
 }  // namespace

@@ -16,6 +16,9 @@ int* volatile null_pointer = nullptr;
 
 void NullDereferenceKernel(void* const* /*args*/) { *null_pointer = 1; }
 
+// What a bug inside LLVM looks like to the worker: the build process dies of SIGSEGV.
+void CrashInsideTheBuild() { *null_pointer = 2; }
+
 void MemoryHogKernel(void* const* /*args*/) {
   void* scratch = tuned_runtime_alloc(int64_t{64} << 30);
   tuned_runtime_free(scratch);
@@ -46,33 +49,40 @@ lower::LoweredFunc WithFault(lower::LoweredFunc func, Fault fault) {
 
 class FaultyBuilder : public Builder {
  public:
-  FaultyBuilder(std::shared_ptr<codegen::LlvmJit> jit, std::shared_ptr<FaultTable> faults)
-      : jit_(std::move(jit)), faults_(std::move(faults)) {}
+  explicit FaultyBuilder(std::shared_ptr<FaultTable> faults)
+      : real_(MakeJitBuilder()), faults_(std::move(faults)) {}
 
-  StatusOr<BuiltKernel> Build(const std::shared_ptr<const ir::Workload>& workload,
-                              const v1::MeasureJob& job) override {
+  // Runs in the engine's build process, like the real Compile.
+  StatusOr<CompiledCandidate> Compile(const std::shared_ptr<const ir::Workload>& workload,
+                                      const v1::MeasureJob& job,
+                                      const target::Target& target) override {
     Fault fault;
-    if (!faults_->Find(job.job_id(), &fault)) {
-      TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(workload, job.trace()));
-      return CompileCandidate(*jit_, func);
-    }
+    if (!faults_->Find(job.job_id(), &fault)) return real_->Compile(workload, job, target);
+    CompiledCandidate native;
     switch (fault) {
       case Fault::kNullDereference:
-        return BuiltKernel{nullptr, &NullDereferenceKernel};
+        native.native = &NullDereferenceKernel;
+        return native;
       case Fault::kMemoryHog:
-        return BuiltKernel{nullptr, &MemoryHogKernel};
+        native.native = &MemoryHogKernel;
+        return native;
       case Fault::kSlowBuild:
         std::this_thread::sleep_for(std::chrono::seconds(2));
+        break;
+      case Fault::kHangingBuild:
+        while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+      case Fault::kCrashingBuild:
+        CrashInsideTheBuild();
         break;
       default:
         break;
     }
     TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(workload, job.trace()));
-    return CompileCandidate(*jit_, WithFault(std::move(func), fault));
+    return CompileToObject(WithFault(std::move(func), fault), target);
   }
 
  private:
-  std::shared_ptr<codegen::LlvmJit> jit_;
+  std::unique_ptr<Builder> real_;
   std::shared_ptr<FaultTable> faults_;
 };
 
@@ -92,8 +102,8 @@ bool FaultTable::Find(const std::string& job_id, Fault* fault) const {
 }
 
 BuilderFactory FaultyBuilderFactory(std::shared_ptr<FaultTable> faults) {
-  return [faults](std::shared_ptr<codegen::LlvmJit> jit) -> StatusOr<std::unique_ptr<Builder>> {
-    return std::unique_ptr<Builder>(new FaultyBuilder(std::move(jit), faults));
+  return [faults]() -> StatusOr<std::unique_ptr<Builder>> {
+    return std::unique_ptr<Builder>(new FaultyBuilder(faults));
   };
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <future>
 #include <map>
 #include <set>
@@ -270,6 +271,43 @@ TEST(MeasureConfig, DefaultsCarryTheProtocolVersion) {
   v1::MeasureConfig no_timeout = config;
   no_timeout.set_run_timeout_ms(0);
   EXPECT_FALSE(ResolveMeasureConfig(no_timeout).ok());
+}
+
+TEST(MeasureConfig, AbsentFieldsTakeTheirDefaultsOneByOne) {
+  v1::MeasureConfig partial;  // what an old or careless client sends: some fields only
+  partial.set_repeat(2);
+  partial.set_warmup(0);  // an explicit zero is kept
+  StatusOr<v1::MeasureConfig> resolved = ResolveMeasureConfig(partial);
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  const v1::MeasureConfig defaults = DefaultMeasureConfig();
+  EXPECT_EQ(resolved->repeat(), 2u);
+  EXPECT_EQ(resolved->warmup(), 0u);
+  EXPECT_EQ(resolved->protocol_version(), kProtocolVersion);
+  EXPECT_TRUE(resolved->verify());  // not turned off by being left out
+  EXPECT_EQ(resolved->build_timeout_ms(), defaults.build_timeout_ms());
+  EXPECT_EQ(resolved->run_timeout_ms(), defaults.run_timeout_ms());
+  EXPECT_EQ(resolved->min_repeat_ms(), defaults.min_repeat_ms());
+  EXPECT_EQ(resolved->seed(), defaults.seed());
+  v1::MeasureConfig unverified;
+  unverified.set_verify(false);
+  EXPECT_FALSE(ResolveMeasureConfig(unverified)->verify());
+}
+
+TEST(TimingProtocol, CoefficientOfVariationOfRepeats) {
+  EXPECT_EQ(CoefficientOfVariation({1.0}), 0);
+  EXPECT_EQ(CoefficientOfVariation({2.0, 2.0, 2.0}), 0);
+  EXPECT_NEAR(CoefficientOfVariation({1.0, 3.0}), std::sqrt(2.0) / 2.0, 1e-12);
+}
+
+TEST(MeasurementEngine, ResultsCarryTheSpreadOfTheirRepeats) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  StatusOr<v1::MeasureResult> result = engine->Measure(MakeJob(kSmallMatmul, "cv"));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+  std::vector<double> repeats(result->repeat_seconds().begin(), result->repeat_seconds().end());
+  EXPECT_DOUBLE_EQ(result->repeat_cv(), CoefficientOfVariation(repeats));
+  EXPECT_GT(result->repeat_cv(), 0);  // three timed repeats never agree to the nanosecond
 }
 
 TEST(TimingProtocol, MedianOfOddAndEvenCounts) {

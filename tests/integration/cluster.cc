@@ -262,14 +262,19 @@ std::string SubmitTask(Cluster& cluster, const v1::TaskSpec& spec) {
   return response.status().task_id();
 }
 
-std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,
-                                                  const std::string& task_id, size_t trials) {
+std::unique_ptr<db::Database> OpenDb(const Cluster& cluster) {
   db::OpenOptions options;
   options.create_if_missing = false;
   auto database = db::OpenDatabase(cluster.db_path(), options);
   EXPECT_TRUE(database.ok()) << database.status().ToString();
-  if (!database.ok()) return {};
-  auto records = (*database)->TaskRecords(task_id);
+  return database.ok() ? std::move(*database) : nullptr;
+}
+
+std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,
+                                                  const std::string& task_id, size_t trials) {
+  std::unique_ptr<db::Database> database = OpenDb(cluster);
+  if (database == nullptr) return {};
+  auto records = database->TaskRecords(task_id);
   EXPECT_TRUE(records.ok()) << records.status().ToString();
   if (!records.ok()) return {};
   EXPECT_EQ(records->size(), trials);

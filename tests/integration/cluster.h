@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tuning_db/database.h"
 #include "tuned/v1/database_service.grpc.pb.h"
 #include "tuned/v1/record.pb.h"
 #include "tuned/v1/tuning_service.grpc.pb.h"
@@ -116,6 +117,10 @@ class Cluster {
   std::unique_ptr<ChildProcess> server_;
   std::vector<std::unique_ptr<ChildProcess>> workers_;
 };
+
+/// Opens the cluster's log in this process (readers never block the server); null, with a
+/// failed expectation, when it cannot.
+std::unique_ptr<db::Database> OpenDb(const Cluster& cluster);
 
 /// Submits `spec` to the cluster's server (an expectation checks the call); its task id.
 std::string SubmitTask(Cluster& cluster, const v1::TaskSpec& spec);

@@ -24,6 +24,10 @@ using namespace ir;
 
 bool AllAligned(const BufferNode*) { return true; }
 
+void ExpectContains(const std::string& text, const std::string& needle, bool present = true) {
+  EXPECT_EQ(text.find(needle) != std::string::npos, present) << needle << "\n" << text;
+}
+
 // for v in [0, extent) vectorized: S[4 * t + shift + v] = A[8 * t + v] * 2, t in [0, 15].
 struct CopyLoop {
   Var t = MakeVar("t"), v = MakeVar("v");
@@ -81,6 +85,52 @@ TEST(GpuVectorAccess, MisalignedStridedOrOddLoopsStayScalar) {
   EXPECT_FALSE(planned(shifted));
 }
 
+// A one-kernel program of 16 threads: out[4t + v] = A[8t + v] * 2 + A[0] for v in [0, 4)
+// vectorized. `out` is a global argument, so its base is aligned.
+GpuProgram ScaleProgram() {
+  CopyLoop c;
+  Buffer out = MakeBuffer("out", DataType::Float32(), {64});
+  Expr value = MakeLoad(c.a, {MakeInt(8) * c.te + c.ve}) * MakeFloat(2.0) + MakeLoad(c.a, {MakeInt(0)});
+  GpuProgram program;
+  program.name = "scale";
+  program.args = {c.a, out};
+  lower::gpu::GpuKernel kernel;
+  kernel.name = "scale";
+  kernel.params = {c.a, out};
+  kernel.written = {out};
+  kernel.block = {16, 1, 1};
+  kernel.axes = {{"threadIdx.x", c.t, 16}};
+  kernel.body = MakeFor(c.v, MakeInt(0), MakeInt(4), ForKind::kVectorized,
+                        MakeStore(out, {MakeInt(4) * c.te + c.ve}, value));
+  program.kernels.push_back(kernel);
+  return program;
+}
+
+TEST(GpuVectorAccess, ComputedLanesPrintFromVectorsAndRun) {
+  GpuProgram program = ScaleProgram();
+  std::string cuda = codegen::gpu::PrintGpuSource(program, Dialect::kCuda);
+  ExpectContains(cuda, "const float4 A_vec = *reinterpret_cast<const float4*>(A + (t * 8));");
+  ExpectContains(cuda, "*reinterpret_cast<float4*>(out + (t * 4)) = make_float4(((A_vec.x * 2.0f) + A[0]), ");
+  ExpectContains(cuda, "((A_vec.w * 2.0f) + A[0]));");
+  std::string opencl = codegen::gpu::PrintGpuSource(program, Dialect::kOpencl);
+  ExpectContains(opencl, "const float4 A_vec = vload4(0, A + (t * 8));");
+  ExpectContains(opencl, "vstore4((float4)(((A_vec.x * 2.0f) + A[0]), ");
+  std::vector<double> a(128), expected(64);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = double(i % 13) - 6.0;
+  for (size_t t = 0; t < 16; ++t) {
+    for (size_t v = 0; v < 4; ++v) expected[4 * t + v] = a[8 * t + v] * 2 + a[0];
+  }
+  StatusOr<std::vector<double>> ran = testing::RunOnOpencl(program, {{"A", a}});
+  if (ran.status().code() != StatusCode::kUnavailable) {
+    ASSERT_TRUE(ran.ok()) << ran.status().message() << "\n" << opencl;
+    EXPECT_EQ(*ran, expected);
+  }
+  StatusOr<std::string> compiled = testing::CompileWithNvrtc(program);
+  if (compiled.status().code() != StatusCode::kUnavailable) {
+    EXPECT_TRUE(compiled.ok()) << compiled.status().message() << "\n" << cuda;
+  }
+}
+
 std::shared_ptr<const Workload> Spec(const std::string& spec) {
   StatusOr<Workload> w = ParseWorkloadSpec(spec);
   TUNED_CHECK(w.ok()) << w.status().message();
@@ -115,10 +165,6 @@ GpuProgram CheckedVectorMatmul(const std::string& spec, const testing::MatmulTil
                                << codegen::gpu::PrintGpuSource(*program, Dialect::kCuda);
   }
   return std::move(program).value();
-}
-
-void ExpectContains(const std::string& text, const std::string& needle, bool present = true) {
-  EXPECT_EQ(text.find(needle) != std::string::npos, present) << needle << "\n" << text;
 }
 
 TEST(GpuVectorAccess, VectorizedFillsPrintFloat4AndVload4AndStayCorrect) {

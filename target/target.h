@@ -18,7 +18,8 @@
 /// - `-num-cores` (default 1, at most 4096) is the number of threads parallel loops use; it is
 ///   always printed.
 ///
-/// CUDA targets (attributes only: there is no CUDA code generator yet):
+/// CUDA targets (GPU lowering prints CUDA C for them, compiler/codegen/gpu; NVRTC builds it,
+/// compiler/codegen/cuda):
 ///
 ///   cuda -arch=sm_XX [-max-threads-per-block=N] [-max-shared-memory-per-block=BYTES]
 ///        [-warp-size=32]

@@ -26,9 +26,17 @@ int64_t Rand(std::mt19937_64& rng, int64_t lo, int64_t hi) {
 bool Chance(std::mt19937_64& rng, double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
 
 // Fuses a staging block's loops and lets the block's threads fill it: the fused loop split by
-// the thread counts, innermost first, the parts bound to the given threadIdx axes.
-Status ShareAmongThreads(Schedule& sch, BlockRV stage, const std::vector<std::pair<std::string, int64_t>>& axes) {
+// the thread counts, innermost first, the parts bound to the given threadIdx axes. With a
+// vector width above 1, the innermost loop is first split by it and the inner part vectorized,
+// so each thread copies runs of that many elements.
+Status ShareAmongThreads(Schedule& sch, BlockRV stage, const std::vector<std::pair<std::string, int64_t>>& axes,
+                         int64_t vector_width = 1) {
   TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(stage));
+  if (vector_width > 1) {
+    TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> runs, sch.Split(loops.back(), {std::monostate{}, vector_width}));
+    TUNED_RETURN_IF_ERROR(sch.Vectorize(runs[1]));
+    loops.back() = runs[0];
+  }
   LoopRV fused = loops[0];
   if (loops.size() > 1) {
     TUNED_ASSIGN_OR_RETURN(fused, sch.Fuse(loops));
@@ -59,7 +67,8 @@ Schedule GpuTiledMatmul(std::shared_ptr<const ir::Workload> w, const MatmulTiles
   for (int read = 0; read < 2; ++read) {
     BlockRV shared = Must(sch.CacheRead(c, read, "shared"));
     Must(sch.ComputeAt(shared, k[0]));
-    Must(ShareAmongThreads(sch, shared, {{"threadIdx.y", t.threads_m}, {"threadIdx.x", t.threads_n}}));
+    Must(ShareAmongThreads(sch, shared, {{"threadIdx.y", t.threads_m}, {"threadIdx.x", t.threads_n}},
+                           t.fill_vector));
   }
   Must(sch.Unroll(k[1]));
   return sch;
@@ -68,6 +77,8 @@ Schedule GpuTiledMatmul(std::shared_ptr<const ir::Workload> w, const MatmulTiles
 Schedule RandomGpuSchedule(std::shared_ptr<const ir::Workload> w, uint64_t seed) {
   Schedule sch(std::move(w), seed);
   std::mt19937_64 rng(seed * 104729 + 3);
+  // Vectorized fills draw from their own stream, so the rest of a seed's schedule stays as it was.
+  std::mt19937_64 vector_rng(seed * 7919 + 5);
   std::vector<std::string> names;
   for (int id : sch.state().order) names.push_back(sch.state().stages[id].name);
   for (const std::string& name : names) {
@@ -109,7 +120,10 @@ Schedule RandomGpuSchedule(std::shared_ptr<const ir::Workload> w, uint64_t seed)
       auto shared = sch.CacheRead(*block, int(Rand(rng, 0, int64_t(reads) - 1)), "shared");
       if (shared.ok()) {
         LoopRV at = locations[size_t(Rand(rng, 0, int64_t(locations.size()) - 1))];
-        if (sch.ComputeAt(*shared, at).ok()) (void)ShareAmongThreads(sch, *shared, {{"threadIdx.x", threads}});
+        if (sch.ComputeAt(*shared, at).ok()) {
+          int64_t width = Chance(vector_rng, 0.5) ? (Chance(vector_rng, 0.5) ? 4 : 2) : 1;
+          (void)ShareAmongThreads(sch, *shared, {{"threadIdx.x", threads}}, width);
+        }
       }
     }
   }

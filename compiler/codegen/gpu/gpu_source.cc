@@ -10,7 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/codegen/gpu/vector_access.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/ir/ir_mutator.h"
 #include "compiler/ir/simplify.h"
 
 namespace tuned::codegen::gpu {
@@ -62,11 +64,15 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
       head << "  const " << index_type_ << " " << VarName(axis.var.get()) << " = (" << index_type_
            << ")" << source << ";\n";
     }
-    for (const Buffer& b : kernel_.shared) {
-      head << "  " << (Cuda() ? "__shared__ " : "__local ") << TypeName(b->dtype) << " "
-           << BufferName(b.get()) << "[" << b->num_elements() << "];\n";
-    }
+    for (const Buffer& b : kernel_.shared) BufferName(b.get());  // names in declaration order
     VisitStmt(kernel_.body, 1);
+    // Vector accesses need 16-byte aligned arrays; the others keep the default alignment.
+    for (const Buffer& b : kernel_.shared) {
+      bool align = vector_shared_.count(b.get()) > 0;
+      head << "  " << (Cuda() ? "__shared__ " : "__local ") << (align && Cuda() ? "__align__(16) " : "")
+           << TypeName(b->dtype) << " " << BufferName(b.get()) << "[" << b->num_elements() << "]"
+           << (align && !Cuda() ? " __attribute__((aligned(16)))" : "") << ";\n";
+    }
     std::ostringstream os;
     os << Signature() << " {\n" << head.str() << body_.str() << "}\n";
     return os.str();
@@ -153,7 +159,10 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
     if (!f64) s += "f";
     return op->value < 0 ? "(" + s + ")" : s;
   }
-  std::string VisitVar(const VarNode* op) override { return VarName(op); }
+  std::string VisitVar(const VarNode* op) override {
+    if (lane_.var == op) return std::to_string(lane_.value);
+    return VarName(op);
+  }
   std::string VisitBinary(const Binary* op) override {
     std::string a = VisitExpr(op->a), b = VisitExpr(op->b);
     bool is_float = op->a.type().is_float();
@@ -192,10 +201,15 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
     return "((" + IntTypeName(op->type) + ")" + VisitExpr(op->value) + ")";
   }
   std::string Access(const Buffer& buffer, const std::vector<Expr>& indices) {
-    Expr flat = Simplify(lower::gpu::FlatIndex(buffer, indices), bounds_);
-    return BufferName(buffer.get()) + "[" + VisitExpr(flat) + "]";
+    Expr flat = lower::gpu::FlatIndex(buffer, indices);
+    if (lane_.var) flat = Substitute(flat, {{lane_.var, MakeInt(lane_.value, lane_.var->type)}});
+    return BufferName(buffer.get()) + "[" + VisitExpr(Simplify(flat, bounds_)) + "]";
   }
-  std::string VisitLoad(const Load* op) override { return Access(op->buffer, op->indices); }
+  std::string VisitLoad(const Load* op) override {
+    auto vector = lane_.vectors.find(op);
+    if (vector != lane_.vectors.end()) return vector->second + "." + "xyzw"[lane_.value - lane_.min];
+    return Access(op->buffer, op->indices);
+  }
   std::string VisitCall(const Call* op) override {
     std::string a = VisitExpr(op->args[0]);
     bool f32 = op->type.bits == 32;
@@ -211,6 +225,17 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
 
   // ---- statements ----
   void VisitFor(const For* op, int indent) override {
+    if (op->kind == ForKind::kVectorized) {
+      auto aligned = [this](const BufferNode* b) {
+        for (const Buffer& p : kernel_.params) if (p.get() == b) return true;
+        for (const Buffer& s : kernel_.shared) if (s.get() == b) return true;
+        return false;
+      };
+      if (std::optional<VectorLoop> plan = PlanVectorLoop(*op, bounds_, aligned)) {
+        PrintVectorLoop(*op, *plan, indent);
+        return;
+      }
+    }
     ir::Interval mn = ConstBound(op->min, bounds_), ext = ConstBound(op->extent, bounds_);
     if (mn.bounded() && ext.bounded()) bounds_[op->var.get()] = {mn.lo, mn.hi + ext.hi - 1};
     std::string v = VarName(op->var.get());
@@ -222,6 +247,52 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
     VisitStmt(op->body, indent + 1);
     body_ << Pad(indent) << "}\n";
   }
+  // ---- vector loops (decided by PlanVectorLoop) ----
+  std::string VectorType(int64_t width) { return "float" + std::to_string(width); }
+  std::string Pointer(const BufferNode* b, const Expr& offset) {
+    if (b->scope == MemoryScope::kShared) vector_shared_.insert(b);
+    return BufferName(b) + " + " + VisitExpr(offset);
+  }
+  std::string VectorLoad(const VectorRun& run, int64_t width) {
+    std::string at = Pointer(run.load->buffer.get(), run.first_offset);
+    if (Cuda()) return "*reinterpret_cast<const " + VectorType(width) + "*>(" + at + ")";
+    return "vload" + std::to_string(width) + "(0, " + at + ")";
+  }
+  void PrintVectorLoop(const For& loop, const VectorLoop& plan, int indent) {
+    // A copy reads one vector into the store; anything else computes each lane from vectors.
+    bool copy = plan.loads.size() == 1 && plan.store->value.as<Load>() == plan.loads[0].load;
+    bool braces = plan.guard.defined() || !copy;
+    if (braces) body_ << Pad(indent) << (plan.guard.defined() ? "if (" + VisitExpr(plan.guard) + ") {" : "{") << "\n";
+    int inner = braces ? indent + 1 : indent;
+    std::string value;
+    if (copy) {
+      value = VectorLoad(plan.loads[0], plan.width);
+    } else {
+      std::map<const Load*, std::string> vectors;
+      for (const VectorRun& run : plan.loads) {
+        std::string name = Unique(run.load->buffer->name + "_vec", names_);
+        body_ << Pad(inner) << "const " << VectorType(plan.width) << " " << name << " = "
+              << VectorLoad(run, plan.width) << ";\n";
+        vectors[run.load] = name;
+      }
+      const int64_t first = *AsConstInt(loop.min);
+      value = Cuda() ? "make_" + VectorType(plan.width) + "(" : "(" + VectorType(plan.width) + ")(";
+      for (int64_t lane = 0; lane < plan.width; ++lane) {
+        lane_ = {loop.var.get(), first, first + lane, vectors};
+        value += (lane ? ", " : "") + VisitExpr(plan.store->value);
+      }
+      lane_ = {};
+      value += ")";
+    }
+    std::string at = Pointer(plan.store->buffer.get(), plan.stored.first_offset);
+    if (Cuda()) {
+      body_ << Pad(inner) << "*reinterpret_cast<" << VectorType(plan.width) << "*>(" << at << ") = " << value << ";\n";
+    } else {
+      body_ << Pad(inner) << "vstore" << plan.width << "(" << value << ", 0, " << at << ");\n";
+    }
+    if (braces) body_ << Pad(indent) << "}\n";
+  }
+
   void VisitStore(const Store* op, int indent) override {
     body_ << Pad(indent) << Access(op->buffer, op->indices) << " = " << VisitExpr(op->value) << ";\n";
   }
@@ -250,6 +321,13 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
   Dialect dialect_;
   std::string index_type_;
   VarBounds bounds_;
+  // While printing one lane of a vector loop: its variable's value, and the vectors loaded.
+  struct Lane {
+    const VarNode* var = nullptr;
+    int64_t min = 0, value = 0;
+    std::map<const Load*, std::string> vectors;
+  } lane_;
+  std::set<const BufferNode*> vector_shared_;  // shared arrays with vector accesses
   std::map<std::string, int> names_;
   std::map<const VarNode*, std::string> var_names_;
   std::map<const BufferNode*, std::string> buffer_names_;

@@ -10,6 +10,7 @@
 
 #include "compiler/codegen/gpu/gpu_source.h"
 #include "compiler/ir/evaluator.h"
+#include "compiler/ir/ir_mutator.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/gpu/lower_gpu.h"
 #include "compiler/lower/interpreter.h"
@@ -38,12 +39,32 @@ std::string Kind(const std::string& message) {
   return "'" + kind + "'";
 }
 
+// How many loops of a kernel are marked vectorized.
+class VectorizedLoops : public ir::IRVisitor {
+ public:
+  int count = 0;
+
+ protected:
+  void VisitFor(const ir::For* op) override {
+    count += op->kind == ir::ForKind::kVectorized;
+    ir::IRVisitor::VisitFor(op);
+  }
+};
+
+// Occurrences of `needle` in `text`.
+int Occurrences(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 TEST(RandomGpuSchedules, MatchReferenceOnPoclWithoutRacesAndCompileForSm90) {
   StatusOr<target::Target> sm90 = target::ParseTarget("cuda -arch=sm_90");
   ASSERT_TRUE(sm90.ok());
   lower::gpu::GpuLimits limits = codegen::gpu::LimitsOf(*sm90);
   int attempted = 0, lowered = 0, interpreted = 0, ran_opencl = 0, compiled_nvrtc = 0, kernels = 0;
   int with_shared = 0, with_barriers = 0, multi_kernel = 0;
+  int vectorized_loops = 0, vector_stores = 0, with_vectorized = 0, with_vector_access = 0;
   std::map<std::string, int> refused;
   std::string opencl_skip, nvrtc_skip;
   for (uint64_t shape_seed = 1; shape_seed <= kShapeSeeds; ++shape_seed) {
@@ -75,6 +96,16 @@ TEST(RandomGpuSchedules, MatchReferenceOnPoclWithoutRacesAndCompileForSm90) {
         std::string cuda = codegen::gpu::PrintGpuSource(*program, codegen::gpu::Dialect::kCuda);
         barriers = cuda.find("__syncthreads") != std::string::npos;
         with_shared += shared;
+        VectorizedLoops marked;
+        for (const auto& k : program->kernels) marked.Visit(k.body);
+        int stores = Occurrences(cuda, "*reinterpret_cast<float");
+        EXPECT_EQ(stores, Occurrences(codegen::gpu::PrintGpuSource(*program, codegen::gpu::Dialect::kOpencl), "vstore"))
+            << "the dialects decide alike";
+        EXPECT_LE(stores, marked.count);
+        vectorized_loops += marked.count;
+        vector_stores += stores;
+        with_vectorized += marked.count > 0;
+        with_vector_access += stores > 0;
         with_barriers += barriers;
         std::string context = spec + " seed " + std::to_string(seed) + "\ntrace:\n" + sch.trace().ToString() +
                               "CUDA C:\n" + cuda;
@@ -103,7 +134,10 @@ TEST(RandomGpuSchedules, MatchReferenceOnPoclWithoutRacesAndCompileForSm90) {
   std::string summary = std::to_string(attempted) + " random GPU schedules: " + std::to_string(lowered) +
                         " lowered (" + std::to_string(kernels) + " kernels; " + std::to_string(multi_kernel) +
                         " multi-kernel, " + std::to_string(with_shared) + " with shared staging, " +
-                        std::to_string(with_barriers) + " with barriers), " + std::to_string(interpreted) +
+                        std::to_string(with_barriers) + " with barriers, " + std::to_string(with_vectorized) +
+                        " with vectorized loops (" + std::to_string(vectorized_loops) + " loops), " +
+                        std::to_string(with_vector_access) + " printed with vector accesses (" +
+                        std::to_string(vector_stores) + " loops)), " + std::to_string(interpreted) +
                         " race-free and matching in the interpreter, " + std::to_string(ran_opencl) +
                         " matching on OpenCL, " + std::to_string(compiled_nvrtc) + " compiled for sm_90; refused:";
   for (const auto& [kind, count] : refused) summary += " " + kind + " " + std::to_string(count) + ";";
@@ -115,6 +149,8 @@ TEST(RandomGpuSchedules, MatchReferenceOnPoclWithoutRacesAndCompileForSm90) {
   EXPECT_GE(lowered * 2, attempted) << summary;
   EXPECT_GT(with_shared, 0) << summary;
   EXPECT_GT(with_barriers, 0) << summary;
+  EXPECT_GT(with_vector_access, 0) << summary;
+  EXPECT_GT(vectorized_loops, vector_stores) << summary;  // some stay scalar (misaligned or guarded)
 }
 
 }  // namespace

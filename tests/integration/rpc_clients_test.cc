@@ -210,7 +210,7 @@ TEST_P(RpcClientsTest, EmbeddedStackRunsATaskToTheEnd) {
 
 // A client that sets only part of the protocol (here: the repeats) still gets verified
 // records: every absent field takes its default, verification included.
-TEST_F(RpcClientsTest, APartialMeasureConfigFromAClientStillVerifies) {
+TEST_P(RpcClientsTest, APartialMeasureConfigFromAClientStillVerifies) {
   server::EmbeddedStackOptions options;
   options.db_path = db_path_;
   options.engine.worker_id = "embedded-test";
@@ -233,7 +233,7 @@ TEST_F(RpcClientsTest, APartialMeasureConfigFromAClientStillVerifies) {
   EXPECT_EQ(last.state(), v1::TASK_STATE_SUCCEEDED) << last.error();
   EXPECT_TRUE((*embedded)->Stop().ok());
 
-  auto db = db::testing::OpenOrFail(db_path_);
+  auto db = db::testing::OpenLogOrFail(db_path_);
   ASSERT_NE(db, nullptr);
   auto records = db->TaskRecords(submitted->task_id());
   ASSERT_TRUE(records.ok());

@@ -502,6 +502,8 @@ TEST_P(SharedLogTaskManagerTest, AnotherServerTakesOverWhenTheOwnersSessionEnds)
   EXPECT_EQ(hashes.size(), 6u);
   // The first server notices at its next check and serves the task from the database.
   EXPECT_EQ(WaitFinal(first, task_id).state(), v1::TASK_STATE_SUCCEEDED);
+}
+
 // The first candidate kills its worker: once before a server restart, once after. The second
 // loss quarantines it (a WORKER_LOST record, so no search proposes it again) and it is never
 // sent a third time.

@@ -35,7 +35,7 @@ class ConnectedFaultTest : public ::testing::Test {
                    .string();
     server::ServerStackConfig config;
     config.db_path = db_path_;
-    config.token = "token";
+    config.access.shared = "token";
     config.resume_tasks = false;
     config.dispatcher.heartbeat_interval_ms = 100;
     config.dispatcher.lease_timeout_ms = 1500;

@@ -24,24 +24,10 @@ using ::testing::HasSubstr;
 
 using Output = tuned::testing::CommandOutput;
 
-class MeasureCommandTest : public ::testing::Test {
+class MeasureCommandTest : public tuned::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/tuned_measure_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string WriteFile(const std::string& name, const std::string& contents) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << contents;
-    return path;
-  }
 
   Output Run(const std::string& args) { return tuned::testing::RunTuned("measure " + args); }
-
-  std::string dir_;
 };
 
 TEST_F(MeasureCommandTest, DefaultScheduleSucceedsWithText) {

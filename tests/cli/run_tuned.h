@@ -4,17 +4,38 @@
 // Runs the real `tuned` binary (TUNED_BINARY) and collects what it prints: the one way every
 // command-line test calls it.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 namespace tuned::testing {
+
+/// A test with a scratch folder of its own (`dir_`), removed after it.
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tuned_cli_test_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string WriteFile(const std::string& name, const std::string& contents) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << contents;
+    return path;
+  }
+
+  std::string dir_;
+};
 
 struct CommandOutput {
   int exit_code = -1;

@@ -31,23 +31,7 @@ std::string Example(const std::string& name) {
   return std::string(TUNED_SOURCE_DIR) + "/examples/tdl/" + name;
 }
 
-class WorkloadFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/tuned_workload_file_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string WriteFile(const std::string& name, const std::string& contents) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << contents;
-    return path;
-  }
-
-  std::string dir_;
-};
+using WorkloadFileTest = tuned::testing::ScratchDirTest;
 
 TEST_F(WorkloadFileTest, LowerPrintsTheDefinitionKeyWithParametersBound) {
   Output out = tuned::testing::RunTuned("lower --workload-file " + Example("matmul_transposed.tdl") +

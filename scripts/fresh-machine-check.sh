@@ -116,6 +116,7 @@ make_bare_root() {  # a minimal Debian 12 at $root with this machine's sources, 
   cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
   [ -f /etc/apt/sources.list ] && cp /etc/apt/sources.list "$root/etc/apt/"
   cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+  cp -L /etc/hosts "$root/etc/hosts"  # the machine's own name, as an installed system lists it
   mount_in_root proc /proc -t proc
   mount_in_root sysfs /sys -t sysfs
   mount_in_root /dev /dev --bind

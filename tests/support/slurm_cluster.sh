@@ -58,6 +58,11 @@ for tool in munged slurmctld slurmd sbatch; do
   command -v "$tool" >/dev/null || unavailable "$tool not installed (Debian: slurmctld slurmd slurm-client munge)"
 done
 
+# slurmctld and slurmd look their node up by host name (a real machine lists it in /etc/hosts;
+# a bare chroot may not).
+getent hosts "$(hostname -s)" >/dev/null ||
+  unavailable "the host name '$(hostname -s)' does not resolve (add it to /etc/hosts)"
+
 mkdir -p "$dir"/{state,spool,log,munge}
 chmod 700 "$dir/munge"
 dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none

@@ -29,9 +29,10 @@ packages=(
 )
 # What only the test suite uses (scripts/test.sh sets TUNED_TEST_PACKAGES=1): Slurm and munge for
 # the job-array test (it starts its own daemons in a scratch folder), PyYAML and systemd-analyze
-# for the check of deploy/, iproute2 for the test that cuts links between network namespaces.
+# for the check of deploy/, iproute2 for the test that cuts links between network namespaces,
+# clang and its runtime libraries (libFuzzer, ASan, UBSan) for the fuzz smoke (scripts/fuzz.sh).
 [ "${TUNED_TEST_PACKAGES:-0}" = "0" ] ||
-  packages+=(slurmctld slurmd slurm-client munge python3-yaml systemd iproute2)
+  packages+=(slurmctld slurmd slurm-client munge python3-yaml systemd iproute2 clang libclang-rt-14-dev)
 # Baselines the benchmarks compare against; optional for the build.
 [ "${TUNED_BASELINES:-1}" = "0" ] || packages+=(libopenblas-dev libdnnl-dev)
 

@@ -2,16 +2,12 @@
 // Every call is a bounded read (limits below; a workload's targets are few), answered inline.
 
 #include "server/service/grpc_util.h"
+#include "server/service/request_checks.h"
 #include "tuned/v1/database_service.grpc.pb.h"
 #include "tuning_db/record_store.h"
 
 namespace tuned::server {
 namespace {
-
-constexpr uint32_t kMaxBestRecords = 1000;
-constexpr uint32_t kMaxListedRecords = 10000;
-constexpr uint32_t kDefaultListedRecords = 100;
-constexpr uint32_t kMaxListOffset = 1000000;
 
 class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
  public:
@@ -22,14 +18,7 @@ class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
                                         const v1::BestRecordsRequest* request,
                                         v1::BestRecordsResponse* response) override {
     return Unary(context, [&]() -> Status {
-      if (request->workload_key().empty()) {
-        return InvalidArgumentError("best records: empty workload_key");
-      }
-      if (request->target().empty()) return InvalidArgumentError("best records: empty target");
-      if (request->limit() > kMaxBestRecords) {
-        return InvalidArgumentError("best records: limit " + std::to_string(request->limit()) +
-                                    " is larger than " + std::to_string(kMaxBestRecords));
-      }
+      TUNED_RETURN_IF_ERROR(CheckBestRecordsRequest(*request));
       db::BestRecordsQuery query;
       query.workload_key = request->workload_key();
       query.target = request->target();
@@ -45,14 +34,7 @@ class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
                                         const v1::ListRecordsRequest* request,
                                         v1::ListRecordsResponse* response) override {
     return Unary(context, [&]() -> Status {
-      if (request->limit() > kMaxListedRecords) {
-        return InvalidArgumentError("list records: limit is larger than " +
-                                    std::to_string(kMaxListedRecords));
-      }
-      if (request->offset() > kMaxListOffset) {
-        return InvalidArgumentError("list records: offset is larger than " +
-                                    std::to_string(kMaxListOffset));
-      }
+      TUNED_RETURN_IF_ERROR(CheckListRecordsRequest(*request));
       const uint32_t limit = request->limit() == 0 ? kDefaultListedRecords : request->limit();
       db::RecordFilter filter;
       filter.workload_key = request->workload_key();

@@ -7,16 +7,15 @@
 
 #include "proto/task_state.h"
 #include "server/service/grpc_util.h"
+#include "server/service/request_checks.h"
 #include "server/tasks/task_manager.h"
 #include "tuned/v1/tuning_service.grpc.pb.h"
 
 namespace tuned::server {
 namespace {
 
-grpc::Status CheckTaskId(const std::string& task_id) {
-  if (task_id.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "empty task_id"};
-  if (task_id.size() > 128) return {grpc::StatusCode::INVALID_ARGUMENT, "task_id too long"};
-  return grpc::Status::OK;
+grpc::Status CheckTaskIdField(const std::string& task_id) {
+  return rpc::ToGrpcStatus(CheckTaskId(task_id));
 }
 
 /// Streams a task's status after every change, then finishes once a final state was written.
@@ -28,7 +27,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::TaskStatus> {
                grpc::CallbackServerContext* context, const v1::WatchTaskRequest& request)
       : tasks_(tasks) {
     grpc::Status status = Authorize(context, access, Role::kClient);
-    if (status.ok()) status = CheckTaskId(request.task_id());
+    if (status.ok()) status = CheckTaskIdField(request.task_id());
     if (!status.ok()) {
       Finish(status);
       return;
@@ -124,7 +123,7 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
                                     const v1::GetTaskRequest* request,
                                     v1::TaskStatus* response) override {
     return Unary(context, [&]() -> grpc::Status {
-      if (grpc::Status s = CheckTaskId(request->task_id()); !s.ok()) return s;
+      if (grpc::Status s = CheckTaskIdField(request->task_id()); !s.ok()) return s;
       auto status = tasks_.Get(request->task_id());
       if (!status.ok()) return rpc::ToGrpcStatus(status.status());
       *response = std::move(*status);
@@ -157,7 +156,7 @@ class TuningServiceImpl final : public v1::TuningService::CallbackService {
                                        const v1::CancelTaskRequest* request,
                                        v1::TaskStatus* response) override {
     return Unary(context, Role::kAdmin, [&]() -> grpc::Status {
-      if (grpc::Status s = CheckTaskId(request->task_id()); !s.ok()) return s;
+      if (grpc::Status s = CheckTaskIdField(request->task_id()); !s.ok()) return s;
       auto status = tasks_.Cancel(request->task_id());
       if (!status.ok()) return rpc::ToGrpcStatus(status.status());
       *response = std::move(*status);

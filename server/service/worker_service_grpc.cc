@@ -7,72 +7,17 @@
 // stream with INVALID_ARGUMENT (its leases are requeued); the server itself never trusts a
 // field it did not validate.
 
-#include <cmath>
 #include <deque>
 #include <mutex>
 
 #include "common/logging.h"
 #include "server/dispatch/dispatcher.h"
 #include "server/service/grpc_util.h"
+#include "server/service/request_checks.h"
 #include "tuned/v1/worker_service.grpc.pb.h"
 
 namespace tuned::server {
 namespace {
-
-constexpr size_t kMaxIdChars = 256;
-constexpr int kMaxSlots = 1024;
-constexpr int kMaxRepeats = 100000;
-constexpr int kMaxHeartbeatJobs = 100000;
-constexpr size_t kMaxErrorChars = 64 * 1024;
-
-Status ValidateHello(const v1::WorkerHello& hello) {
-  if (hello.worker_id().empty() || hello.worker_id().size() > kMaxIdChars) {
-    return InvalidArgumentError("worker hello: worker_id must have 1 to 256 characters");
-  }
-  if (hello.target().target().empty() || hello.target().target().size() > 4096) {
-    return InvalidArgumentError("worker hello from '" + hello.worker_id() +
-                                "': target must have 1 to 4096 characters");
-  }
-  if (hello.slots() == 0 || hello.slots() > kMaxSlots) {
-    return InvalidArgumentError("worker hello from '" + hello.worker_id() + "': slots " +
-                                std::to_string(hello.slots()) + " is outside [1, 1024]");
-  }
-  return Status::Ok();
-}
-
-bool FiniteNonNegative(double x) { return std::isfinite(x) && x >= 0; }
-
-Status ValidateResult(const v1::MeasureResult& result) {
-  if (result.job_id().empty() || result.job_id().size() > kMaxIdChars) {
-    return InvalidArgumentError("measure result: job_id must have 1 to 256 characters");
-  }
-  const std::string where = "measure result of job " + result.job_id();
-  if (!v1::MeasureStatus_IsValid(result.status()) ||
-      result.status() == v1::MEASURE_STATUS_UNSPECIFIED ||
-      result.status() == v1::MEASURE_STATUS_WORKER_LOST) {
-    return InvalidArgumentError(where + ": status " + std::to_string(int(result.status())) +
-                                " is not a status a worker may report");
-  }
-  if (result.repeat_seconds_size() > kMaxRepeats) {
-    return InvalidArgumentError(where + ": too many repeats");
-  }
-  for (double t : result.repeat_seconds()) {
-    if (!FiniteNonNegative(t)) {
-      return InvalidArgumentError(where + ": repeat time is not a finite non-negative number");
-    }
-  }
-  if (!FiniteNonNegative(result.median_seconds()) || !FiniteNonNegative(result.build_seconds())) {
-    return InvalidArgumentError(where + ": times must be finite and non-negative");
-  }
-  if (std::isnan(result.max_error())) return InvalidArgumentError(where + ": max_error is NaN");
-  if (result.status() == v1::MEASURE_STATUS_OK &&
-      (result.median_seconds() <= 0 || result.repeat_seconds_size() == 0)) {
-    return InvalidArgumentError(where + ": an OK result needs repeat times and a positive median");
-  }
-  if (result.error().size() > kMaxErrorChars)
-    return InvalidArgumentError(where + ": error too long");
-  return Status::Ok();
-}
 
 class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::ServerMessage>,
                              public dispatch::WorkerConnection {
@@ -145,10 +90,10 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
 
  private:
   Status Handle(const v1::WorkerMessage& message) {
+    TUNED_RETURN_IF_ERROR(CheckWorkerMessage(message));
     switch (message.message_case()) {
       case v1::WorkerMessage::kHello: {
         if (Session() != 0) return InvalidArgumentError("worker sent a second hello");
-        TUNED_RETURN_IF_ERROR(ValidateHello(message.hello()));
         v1::ServerMessage interval;
         interval.set_heartbeat_interval_ms(uint32_t(dispatcher_.options().heartbeat_interval_ms));
         Enqueue(std::move(interval));  // Before registering: the interval precedes any job.
@@ -161,33 +106,25 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
       case v1::WorkerMessage::kResult: {
         uint64_t session = Session();
         if (session == 0) return InvalidArgumentError("worker sent a result before its hello");
-        TUNED_RETURN_IF_ERROR(ValidateResult(message.result()));
         dispatcher_.HandleResult(session, message.result());
         return Status::Ok();
       }
       case v1::WorkerMessage::kHeartbeat: {
         uint64_t session = Session();
         if (session == 0) return InvalidArgumentError("worker sent a heartbeat before its hello");
-        if (message.heartbeat().running_job_ids_size() > kMaxHeartbeatJobs) {
-          return InvalidArgumentError("heartbeat lists too many jobs");
-        }
         dispatcher_.HandleHeartbeat(session, message.heartbeat());
         return Status::Ok();
       }
       case v1::WorkerMessage::kDrain: {
         uint64_t session = Session();
         if (session == 0) return InvalidArgumentError("worker sent a drain before its hello");
-        if (message.drain().reason().size() > kMaxErrorChars) {
-          return InvalidArgumentError("drain reason too long");
-        }
         dispatcher_.HandleDrain(session, message.drain().reason());
         return Status::Ok();
       }
       case v1::WorkerMessage::MESSAGE_NOT_SET:
         break;
     }
-    return InvalidArgumentError(
-        "empty worker message (expected hello, result, heartbeat or drain)");
+    return Status::Ok();  // CheckWorkerMessage refused the empty message.
   }
 
   uint64_t Session() {

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The test suite under sanitizers, each in its own build folder (gcc, like the normal build).
+#   scripts/sanitize.sh asan    ASan + UBSan: every unit and fault test      (build-asan)
+#   scripts/sanitize.sh tsan    TSan: the dispatcher, database, task-manager and connected
+#                               worker-client tests, where threads meet       (build-tsan)
+# Extra arguments go to ctest (e.g. -R Dispatcher). Suppressions of reports inside libraries
+# that are not instrumented, with the reason for each, are in tests/sanitizers/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:-}
+shift || true
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+supp="$PWD/tests/sanitizers"
+case "$kind" in
+  asan)
+    build_dir=${BUILD_DIR:-build-asan}; sanitize="address,undefined"; labels="unit|fault"
+    targets=() ;;
+  tsan)
+    build_dir=${BUILD_DIR:-build-tsan}; sanitize="thread"; labels="unit|fault"
+    targets=(tuned_dispatch_tests tuned_tuning_db_tests tuned_tuning_db_fault_tests tuned_tasks_tests
+             tuned_worker_connected_fault_tests) ;;
+  *) sed -n '2,7p' "$0" >&2; exit 2 ;;
+esac
+# abort_on_error: a report fails the test that caused it; detect_leaks: leaks are findings.
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:suppressions=$supp/asan.supp"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNED_SANITIZE="$sanitize" \
+  -DTUNED_BUILD_BENCH=OFF >/dev/null
+if ((${#targets[@]})); then
+  cmake --build "$build_dir" --target "${targets[@]}"
+  # Only the tests of those binaries: a regex of their suites (gtest_discover_tests names each
+  # test "Suite.Case", parameterised ones "Prefix/Suite.Case/param").
+  suites=$(for t in "${targets[@]}"; do "$build_dir/tests/$t" --gtest_list_tests | grep -v '^ ' | sed 's/ *#.*//'; done |
+           sed 's/\./\\./g' | paste -sd'|')
+  ctest --test-dir "$build_dir" -L "$labels" -R "^($suites)" --output-on-failure -j "$(nproc)" "$@"
+else
+  cmake --build "$build_dir"
+  ctest --test-dir "$build_dir" -L "$labels" --output-on-failure -j "$(nproc)" "$@"
+fi

@@ -1,6 +1,8 @@
 // The one parser of target strings (see target.h for the grammar).
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <charconv>
 #include <map>
 #include <sstream>
@@ -88,6 +90,11 @@ StatusOr<Target> ParseLlvmCpu(const std::vector<Option>& options) {
   target.kind = TargetKind::kLlvmCpu;
   std::map<std::string, bool> requested;  // sorted by name: the canonical order
   for (const Option& option : options) {
+    // Only an OpenCL device name may hold spaces (it is printed quoted); LLVM's names never do.
+    if (std::any_of(option.value.begin(), option.value.end(),
+                    [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) {
+      return InvalidArgumentError(option.key + ": '" + option.value + "' may not contain spaces");
+    }
     if (option.key == "-mtriple") {
       target.triple = option.value;
     } else if (option.key == "-mcpu") {
@@ -181,7 +188,23 @@ StatusOr<Target> ParseOpencl(const std::vector<Option>& options) {
   return target;
 }
 
+// Printable ASCII and white space only: a target string is a key of the log, printed in errors
+// and tables, so a NUL or another control byte in it would be a key nobody can type.
+Status CheckCharacters(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && !std::isspace(c)) || c >= 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      return InvalidArgumentError("byte " + std::string(hex) + " at offset " + std::to_string(i) +
+                                  " is not a printable ASCII character");
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<Target> ParseWords(std::string_view text) {
+  TUNED_RETURN_IF_ERROR(CheckCharacters(text));
   size_t pos = 0;
   while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
   TUNED_ASSIGN_OR_RETURN(std::string kind, NextWord(text, pos));
@@ -197,7 +220,14 @@ StatusOr<Target> ParseWords(std::string_view text) {
 
 StatusOr<Target> ParseTarget(std::string_view text) {
   StatusOr<Target> target = ParseWords(text);
-  if (!target.ok()) return target.status().WithContext("target '" + std::string(text) + "'");
+  if (!target.ok()) {
+    std::string shown(text);  // bytes CheckCharacters refuses are shown as '?': one clean line
+    for (char& c : shown) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u >= 0x7f) c = '?';
+    }
+    return target.status().WithContext("target '" + shown + "'");
+  }
   return target;
 }
 

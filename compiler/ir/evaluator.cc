@@ -76,7 +76,9 @@ double ExprEvaluator::VisitBinary(const Binary* op) {
   if (op->op == BinaryOp::kOr && a != 0) return 1;
   double b = Eval(op->b);
   bool is_int = op->a.type().is_int() || op->a.type().is_bool();
-  int64_t x = int64_t(a), y = int64_t(b);
+  // Integer operands only: converting a float such as a max-reduction's -inf is undefined.
+  const int64_t x = is_int ? int64_t(a) : 0, y = is_int ? int64_t(b) : 0;
+  const bool divisor_is_zero = is_int ? y == 0 : b == 0;
   switch (op->op) {
     case BinaryOp::kAdd: return is_int ? double(x + y) : a + b;
     case BinaryOp::kSub: return is_int ? double(x - y) : a - b;
@@ -88,10 +90,10 @@ double ExprEvaluator::VisitBinary(const Binary* op) {
       }
       return a / b;
     case BinaryOp::kFloorDiv:
-      if (y == 0) return Fail(InvalidArgumentError("floordiv by zero")), 0;
+      if (divisor_is_zero) return Fail(InvalidArgumentError("floordiv by zero")), 0;
       return is_int ? double(FloorDivInt(x, y)) : std::floor(a / b);
     case BinaryOp::kFloorMod:
-      if (y == 0) return Fail(InvalidArgumentError("floormod by zero")), 0;
+      if (divisor_is_zero) return Fail(InvalidArgumentError("floormod by zero")), 0;
       return is_int ? double(x - FloorDivInt(x, y) * y) : a - std::floor(a / b) * b;
     case BinaryOp::kMin: return std::min(a, b);
     case BinaryOp::kMax: return std::max(a, b);

@@ -88,6 +88,23 @@ TEST(ParseTarget, UnknownKindsAreRefused) {
   ExpectInvalid("", "empty");
 }
 
+// Found by fuzz_target_string: a quoted LLVM value with a space, or a NUL byte, was accepted,
+// and its canonical text did not parse again.
+TEST(ParseTarget, CanonicalTextAlwaysParsesAgain) {
+  ExpectInvalid("llvm -mattr=\"+avx2, -fma\"", "-mattr: '+avx2, -fma' may not contain spaces");
+  ExpectInvalid("llvm -mcpu=\"znver3 -x\"", "-mcpu: 'znver3 -x' may not contain spaces");
+  StatusOr<Target> nul = ParseTarget(std::string("llvm -mcpu=znver3\0", 18));
+  ASSERT_FALSE(nul.ok());
+  EXPECT_EQ(nul.status().message(),
+            "target 'llvm -mcpu=znver3?': byte 0x00 at offset 17 is not a printable ASCII character");
+  StatusOr<Target> high = ParseTarget("llvm -mcpu=zn\x8cver3");
+  ASSERT_FALSE(high.ok());
+  EXPECT_THAT(high.status().message(), HasSubstr("byte 0x8c at offset 13"));
+  // A device name may hold spaces: printed quoted, it parses to the same target.
+  Target device = Parse("opencl -device=\"pthread-AMD EPYC\"");
+  EXPECT_EQ(Parse(device.ToString()), device);
+}
+
 TEST(ParseTarget, KindReachesTheWire) {
   EXPECT_EQ(TargetToProto(Parse("llvm -mcpu=znver3")).kind(), v1::TARGET_KIND_LLVM_CPU);
   EXPECT_EQ(TargetToProto(Parse("llvm -mcpu=znver3")).target(), "llvm -mcpu=znver3 -num-cores=1");

@@ -1,5 +1,6 @@
 // GPU tuning end to end on the OpenCL device (PoCL here): `tuned serve` and `tuned-worker
-// --target opencl` tune a 256³ matmul and a conv2d, every trial verified and recorded; the
+// --target opencl` tune a 256³ matmul and a conv2d (Trials() each), every trial verified and
+// recorded; the
 // best is compiled by `tuned compile --target opencl` into a program source and a C launcher,
 // and the launcher, built with the system's C compiler and loaded, computes the reference.
 
@@ -23,7 +24,12 @@ namespace {
 
 constexpr char kMatmul[] = "matmul(M=256,N=256,K=256)";
 constexpr char kConv[] = "conv2d_nchw(C=8,H=16,W=16,F=16,pad=1)";
-constexpr uint32_t kTrials = 32;
+// Trials per workload: 8 in the suite (PoCL builds a candidate in about 3 s on this loaded
+// 2-core machine); TUNED_GPU_E2E_TRIALS=32 runs the full done-when check.
+uint32_t Trials() {
+  const char* env = std::getenv("TUNED_GPU_E2E_TRIALS");
+  return env != nullptr && std::atoi(env) > 0 ? uint32_t(std::atoi(env)) : 8;
+}
 // Limits stated in the target, so the search drops what the device could not launch.
 constexpr char kTarget[] = "opencl -max-work-group-size=256 -local-memory-bytes=32768";
 
@@ -33,11 +39,11 @@ bool HasOpenclDevice() {
 }
 
 v1::TaskSpec GpuTask(const std::string& spec) {
-  v1::TaskSpec task = Cluster::SmallTask(kTrials);
+  v1::TaskSpec task = Cluster::SmallTask(Trials());
   task.set_workload_spec(spec);
   task.mutable_target()->set_target(kTarget);
   task.mutable_target()->set_kind(v1::TARGET_KIND_OPENCL);
-  task.mutable_search()->set_batch_size(16);
+  task.mutable_search()->set_batch_size(8);
   task.mutable_measure()->set_repeat(2);
   return task;
 }
@@ -109,13 +115,15 @@ TEST(GpuTuning, AnOpenclWorkerTunesMatmulAndConvAndTheCompiledLauncherComputesTh
     const std::string task_id = SubmitTask(cluster, GpuTask(spec));
     v1::TaskStatus status;
     ASSERT_TRUE(cluster.WaitTask(task_id, [](const v1::TaskStatus& s) { return v1::IsFinal(s.state()); },
-                                 std::chrono::seconds(300), &status))
+                                 std::chrono::seconds(60 + 30 * Trials()), &status))
         << spec;
     ASSERT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << spec << ": " << status.error();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::vector<v1::TuningRecord> records = ExpectEachTrialOnce(cluster, task_id, kTrials);
+    std::vector<v1::TuningRecord> records = ExpectEachTrialOnce(cluster, task_id, Trials());
     int ok = 0;
+    double build_seconds = 0;
     for (const v1::TuningRecord& record : records) {
+      build_seconds += record.result().build_seconds();
       EXPECT_EQ(record.target().target(), kTarget);
       EXPECT_TRUE(record.config().verify());
       EXPECT_FALSE(record.result().device().model().empty());
@@ -127,8 +135,9 @@ TEST(GpuTuning, AnOpenclWorkerTunesMatmulAndConvAndTheCompiledLauncherComputesTh
         EXPECT_LE(record.result().max_error(), 1e-4);
       }
     }
-    std::printf("%s: %zu trials in %.1f s (%.2f trials/s), %d OK, best %.3f ms on %s\n", spec.c_str(), records.size(),
-                seconds, double(records.size()) / seconds, ok, status.best().result().median_seconds() * 1e3,
+    std::printf("%s: %zu trials in %.1f s (%.2f trials/s; builds %.1f s), %d OK, best %.3f ms on %s\n", spec.c_str(),
+                records.size(), seconds, double(records.size()) / seconds, build_seconds, ok,
+                status.best().result().median_seconds() * 1e3,
                 records.empty() ? "?" : records[0].result().device().model().c_str());
 
     const std::string name = spec == kMatmul ? "mm" : "conv";

@@ -5,12 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/codegen/llvm/cpu_target.h"
+#include "cli/gpu_compile.h"
 #include "cli/workload_flags.h"
+#include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/reuse/apply_history_best.h"
 #include "compiler/reuse/emit_library.h"
 #include "compiler/reuse/remote/remote_record_source.h"
 #include "rpc/credentials.h"
+#include "target/target.h"
 
 namespace tuned::cli {
 namespace {
@@ -38,8 +40,30 @@ StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOpt
   return reuse::OpenLocalRecordSource(DbPathOrDefault(options.db_path));
 }
 
+// A GPU target: program source and launcher (cli/gpu_compile.h).
+Status RunGpuCompile(const CompileOptions& options, const ir::Workload& workload, const target::Target& target) {
+  TUNED_ASSIGN_OR_RETURN(auto source, OpenRecordSource(options));
+  TUNED_ASSIGN_OR_RETURN(GpuCompileOutput out, CompileGpu(workload, target, *source, options.output, options.name));
+  if (options.json) {
+    nlohmann::json json = {{"workload", workload.key()},        {"target", target.ToString()},
+                           {"source", out.source_path},         {"launcher", out.launcher_path},
+                           {"header", out.header_path},         {"function", options.name},
+                           {"from_record", true},               {"record_id", out.record_id},
+                           {"trace_hash", out.trace_hash},      {"median_seconds", out.median_seconds}};
+    std::printf("%s\n", json.dump(2).c_str());
+  } else {
+    std::printf("wrote %s, %s and %s (record %lld, trace %s)\n", out.source_path.c_str(), out.launcher_path.c_str(),
+                out.header_path.c_str(), static_cast<long long>(out.record_id), out.trace_hash.substr(0, 12).c_str());
+  }
+  return Status::Ok();
+}
+
 Status RunCompile(const CompileOptions& options) {
   TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ResolveWorkload(options.workload));
+  if (StatusOr<target::Target> gpu = target::ParseTarget(options.target);
+      !options.target.empty() && gpu.ok() && gpu->kind != target::TargetKind::kLlvmCpu) {
+    return RunGpuCompile(options, workload, *gpu);
+  }
   target::Target target;
   if (options.target.empty()) {
     TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
@@ -89,7 +113,7 @@ void RegisterCompileCommand(Program& program) {
   AddWorkloadFlags(*cmd, options->workload, "--workload,-w", "Workload spec or stored key");
   cmd->add_option("--target", options->target, "Target string (default: this machine)");
   cmd->add_option("--db", options->db_path, std::string("Tuning database ") + kDbPathHelp);
-  cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it)")
+  cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it); a GPU target: OUT.cl, OUT.c, OUT.h")
       ->required();
   cmd->add_option("--server", options->server, "Read the log of the server at host:port instead of --db");
   AddClientSecurityFlags(*cmd, options->security);

@@ -1,5 +1,6 @@
 # Install rules: `cmake --install build --prefix P` gives a tuned that works with no build tree.
 #   P/bin/tuned, P/bin/tuned-worker          the command line and the measurement worker
+#   P/bin/tuned-opencl-runner                the OpenCL runner the worker starts (with OpenCL)
 #   P/lib/libtuned_compiler.so               the compiler API <tuned/compiler.h>
 #   P/lib/libtuned_runtime.a                 what `tuned compile -o k.o` objects call
 #   P/include/tuned/...                      compiler.h and the headers it includes
@@ -9,6 +10,10 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS tuned tuned-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Beside tuned-worker, where the GPU engine looks for it (worker/gpu/gpu_engine.h).
+if(TARGET tuned-opencl-runner)
+  install(TARGETS tuned-opencl-runner RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(TARGETS tuned_compiler LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES $<TARGET_FILE:tuned_runtime> DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES compiler/reuse/include/tuned/compiler.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuned)

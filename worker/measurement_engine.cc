@@ -19,6 +19,7 @@
 #include "worker/contained_build.h"
 #include "worker/device_probe.h"
 #include "worker/exclusive_gate.h"
+#include "worker/gpu/gpu_engine.h"
 #include "worker/reference_cache.h"
 #include "worker/runner.h"
 #include "worker/timing_protocol.h"
@@ -453,6 +454,12 @@ StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const Engin
 }
 
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options) {
+  if (StatusOr<target::Target> gpu = target::ParseTarget(options.target);
+      !options.target.empty() && gpu.ok() && gpu->kind != target::TargetKind::kLlvmCpu) {
+    return gpu::CreateGpuMeasurementEngine(options, *gpu, []() -> StatusOr<std::unique_ptr<gpu::GpuBuilder>> {
+      return gpu::MakeGpuBuilder();
+    });
+  }
   return CreateMeasurementEngine(options, []() -> StatusOr<std::unique_ptr<Builder>> {
     return MakeJitBuilder();
   });

@@ -41,6 +41,9 @@ struct EngineOptions {
   size_t reference_cache_entries = 8;
   /// Wall-clock limit of running one compiled reference, seconds.
   double reference_timeout_seconds = 300;
+  /// GPU targets: the runner executable (worker/gpu/gpu_engine.h); empty: tuned-opencl-runner
+  /// next to the running executable.
+  std::string gpu_runner;
 };
 
 /// Where an engine's time went, summed over the results it delivered (for benchmarks and logs).
@@ -77,7 +80,8 @@ class MeasurementEngine {
   virtual EngineStats stats() const { return {}; }
 };
 
-/// Starts an engine (probing the device, starting its threads).
+/// Starts an engine (probing the device, starting its threads); for a GPU target (opencl), the
+/// GPU engine of worker/gpu/gpu_engine.h.
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options);
 
 /// The measurement protocol's defaults (see docs/worker.md).

@@ -1,6 +1,7 @@
 #include "server/search/default_schedule_first.h"
 
 #include "compiler/lower/pipeline.h"
+#include "server/search/design_space.h"
 #include "server/search/measured_filter.h"
 #include "tuning_db/trace_hash.h"
 
@@ -54,6 +55,7 @@ StatusOr<Candidate> DefaultScheduleCandidate(const std::shared_ptr<const ir::Wor
 StatusOr<std::unique_ptr<SearchStrategy>> MakeDefaultScheduleFirst(std::unique_ptr<SearchStrategy> inner,
                                                                    const SearchContext& context) {
   if (!context.workload) return InvalidArgumentError("search: no workload");
+  if (IsGpuContext(context)) return inner;  // the default schedule is a CPU program
   TUNED_ASSIGN_OR_RETURN(Candidate candidate, DefaultScheduleCandidate(context.workload));
   return std::unique_ptr<SearchStrategy>(new DefaultScheduleFirst(std::move(inner), context, std::move(candidate)));
 }

@@ -15,7 +15,8 @@ namespace tuned::search {
 /// The default schedule of `workload` as a candidate (DefaultScheduleTrace and its hash).
 StatusOr<Candidate> DefaultScheduleCandidate(const std::shared_ptr<const ir::Workload>& workload);
 
-/// `inner` with the default schedule as the first candidate of its first batch (when fresh).
+/// `inner` with the default schedule as the first candidate of its first batch (when fresh);
+/// `inner` itself on a GPU target, where the default schedule (a CPU program) cannot run.
 StatusOr<std::unique_ptr<SearchStrategy>> MakeDefaultScheduleFirst(std::unique_ptr<SearchStrategy> inner,
                                                                    const SearchContext& context);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "compiler/ir/ir_mutator.h"
+#include "server/search/gpu_design_space.h"
+#include "target/target.h"
 
 namespace tuned::search {
 namespace {
@@ -215,7 +217,13 @@ const std::vector<int64_t>& UnrollSteps() {
   return kSteps;
 }
 
+bool IsGpuContext(const SearchContext& context) {
+  StatusOr<target::Target> target = target::ParseTarget(context.target);
+  return target.ok() && target->kind != target::TargetKind::kLlvmCpu;
+}
+
 std::vector<Sketch> GenerateSketches(const SearchContext& context) {
+  if (IsGpuContext(context)) return GenerateGpuSketches(context);
   std::vector<Sketch> sketches;
   sketches.push_back({"tile", [context](Schedule& sch) { return ApplyRules(sch, context, false); }});
   // The packing sketch exists only where the rule finds something to pack.

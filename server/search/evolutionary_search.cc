@@ -5,10 +5,12 @@
 #include <random>
 #include <set>
 
+#include "common/logging.h"
 #include "compiler/lower/lower.h"
 #include "compiler/lower/pipeline.h"
 #include "costmodel/features/features.h"
 #include "costmodel/model/cost_model.h"
+#include "server/search/candidate_check.h"
 #include "server/search/candidate_features.h"
 #include "server/search/design_space.h"
 #include "server/search/measured_filter.h"
@@ -39,9 +41,10 @@ class EvolutionarySearch : public SearchStrategy {
         model_(model),
         options_(options),
         sketches_(GenerateSketches(context_)),
-        mutators_(DefaultCpuMutators()),
+        mutators_(IsGpuContext(context_) ? DefaultGpuMutators() : DefaultCpuMutators()),
         rng_(context_.seed),
-        filter_(context_) {
+        filter_(context_),
+        check_(context_) {
     feature_options_ = CandidateFeatureOptions(context_);
   }
 
@@ -94,6 +97,11 @@ class EvolutionarySearch : public SearchStrategy {
       TUNED_RETURN_IF_ERROR(ProposeFresh(sampled, n, batch));
       misses += int(sampled.size() - (batch.size() - before));
     }
+    if (check_.DroppedSummary() != logged_drops_) {
+      logged_drops_ = check_.DroppedSummary();
+      Logger("search")->info("candidates dropped before measurement (target '{}'): {}", context_.target,
+                             logged_drops_);
+    }
     return batch;
   }
 
@@ -133,14 +141,14 @@ class EvolutionarySearch : public SearchStrategy {
   }
 
   std::optional<Individual> Evaluate(const schedule::Trace& trace, const Decisions& decisions) {
-    StatusOr<lower::ReplayedCandidate> replayed =
-        lower::ReplayAndLower(context_.workload, trace, rng_(), decisions);
+    StatusOr<schedule::Schedule> replayed = schedule::ReplayTrace(context_.workload, trace, rng_(), decisions);
     if (!replayed.ok()) return std::nullopt;
-    return MakeIndividual(std::move(replayed->trace), replayed->func);
+    return FromSchedule(*replayed);
   }
 
+  // The candidate's individual, or nothing when it cannot run on the target (counted).
   std::optional<Individual> FromSchedule(const schedule::Schedule& sch) {
-    StatusOr<lower::LoweredFunc> func = lower::Lower(sch);
+    StatusOr<lower::LoweredFunc> func = check_.Check(sch);
     if (!func.ok()) return std::nullopt;
     return MakeIndividual(sch.trace(), *func);
   }
@@ -244,6 +252,8 @@ class EvolutionarySearch : public SearchStrategy {
   std::vector<std::pair<std::unique_ptr<Mutator>, double>> mutators_;
   std::mt19937_64 rng_;
   MeasuredFilter filter_;                                // proposed or measured: never again
+  CandidateCheck check_;                                 // drops what cannot run on the target
+  std::string logged_drops_ = "none";                    // the drop counts last logged
   std::map<std::string, std::vector<float>> features_;  // trace hash -> features
   std::vector<std::pair<schedule::Trace, double>> best_; // best measured, fastest first
 };

@@ -9,6 +9,10 @@
 ///                           (the product, hence the loop extent, is kept; the innermost level
 ///                           stays within its limit)
 ///   mutate_unroll           sample_categorical: pick another category (auto-unroll steps)
+///   mutate_categorical      the same on a GPU target, where the categories are also thread
+///                           counts of elementwise stages and vector lengths of shared fetches
+///                           (gpu_design_space.h); a GPU's thread extents of tiled stages are
+///                           tile levels, mutated by mutate_tile_size
 ///
 /// There is one mutator per kind of decision the design space (design_space.h) samples, and no
 /// other: a mutator for a decision no rule makes could never fire. (sample_compute_location
@@ -44,6 +48,9 @@ std::unique_ptr<Mutator> MakeMutateUnroll();
 
 /// The default CPU mutators with their probabilities (sum to 1).
 std::vector<std::pair<std::unique_ptr<Mutator>, double>> DefaultCpuMutators();
+
+/// The default GPU mutators with their probabilities (sum to 1).
+std::vector<std::pair<std::unique_ptr<Mutator>, double>> DefaultGpuMutators();
 
 }  // namespace tuned::search
 

@@ -87,4 +87,12 @@ std::vector<std::pair<std::unique_ptr<Mutator>, double>> DefaultCpuMutators() {
   return mutators;
 }
 
+std::vector<std::pair<std::unique_ptr<Mutator>, double>> DefaultGpuMutators() {
+  // More weight on the categories than on a CPU: they hold the thread counts and fetch vectors.
+  std::vector<std::pair<std::unique_ptr<Mutator>, double>> mutators;
+  mutators.emplace_back(MakeMutateTileSize(), 0.8);
+  mutators.emplace_back(std::make_unique<MutateCategorical>("mutate_categorical"), 0.2);
+  return mutators;
+}
+
 }  // namespace tuned::search

@@ -3,7 +3,7 @@
 #include <optional>
 #include <random>
 
-#include "compiler/lower/lower.h"
+#include "server/search/candidate_check.h"
 #include "server/search/design_space.h"
 #include "server/search/measured_filter.h"
 #include "server/search/search_strategy.h"
@@ -16,7 +16,11 @@ namespace {
 class RandomSearch : public SearchStrategy {
  public:
   RandomSearch(SearchContext context, std::vector<Sketch> sketches)
-      : context_(std::move(context)), sketches_(std::move(sketches)), rng_(context_.seed), filter_(context_) {}
+      : context_(std::move(context)),
+        sketches_(std::move(sketches)),
+        rng_(context_.seed),
+        filter_(context_),
+        check_(context_) {}
 
   StatusOr<std::vector<Candidate>> NextBatch(int n) override {
     std::vector<Candidate> batch;
@@ -53,11 +57,11 @@ class RandomSearch : public SearchStrategy {
   }
 
  private:
-  // One sample of a random sketch that lowers, or nothing.
+  // One sample of a random sketch that runs on the target, or nothing.
   std::optional<Candidate> Sample() {
     const Sketch& sketch = sketches_[rng_() % sketches_.size()];
     StatusOr<schedule::Schedule> sch = SampleSketch(context_, sketch, rng_());
-    if (!sch.ok() || !lower::Lower(*sch).ok()) return std::nullopt;
+    if (!sch.ok() || !check_.Check(*sch).ok()) return std::nullopt;
     Candidate candidate;
     schedule::TraceToProto(sch->trace(), &candidate.trace);
     candidate.trace_hash = db::TraceHash(candidate.trace);
@@ -68,6 +72,7 @@ class RandomSearch : public SearchStrategy {
   std::vector<Sketch> sketches_;
   std::mt19937_64 rng_;
   MeasuredFilter filter_;
+  CandidateCheck check_;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/analysis/unroll.h"
 #include "compiler/codegen/gpu/vector_access.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/ir/ir_mutator.h"
@@ -241,10 +242,17 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
     std::string v = VarName(op->var.get());
     const int64_t* zero = AsConstInt(op->min);
     std::string end = zero && *zero == 0 ? VisitExpr(op->extent) : VisitExpr(op->min + op->extent);
-    if (op->kind == ForKind::kUnrolled) body_ << Pad(indent) << "#pragma unroll\n";
+    // The loops the CPU code generator unrolls (explicitly, or by an enclosing
+    // auto_unroll_max_step) are the ones the GPU compiler is asked to unroll.
+    if (op->kind == ForKind::kUnrolled || analysis::UnrollOf(*op, unroll_budget_) == analysis::Unroll::kAuto) {
+      body_ << Pad(indent) << "#pragma unroll\n";
+    }
     body_ << Pad(indent) << "for (" << index_type_ << " " << v << " = " << VisitExpr(op->min) << "; "
           << v << " < " << end << "; ++" << v << ") {\n";
+    const int64_t outer_budget = unroll_budget_;
+    unroll_budget_ = analysis::BudgetInside(*op, unroll_budget_);
     VisitStmt(op->body, indent + 1);
+    unroll_budget_ = outer_budget;
     body_ << Pad(indent) << "}\n";
   }
   // ---- vector loops (decided by PlanVectorLoop) ----
@@ -320,6 +328,7 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
   const GpuKernel& kernel_;
   Dialect dialect_;
   std::string index_type_;
+  int64_t unroll_budget_ = 0;  // auto_unroll_max_step in force (0: none)
   VarBounds bounds_;
   // While printing one lane of a vector loop: its variable's value, and the vectors loaded.
   struct Lane {

@@ -47,30 +47,62 @@ class IndexRanges : public ir::IRVisitor {
 
 }  // namespace
 
-Status CheckLimits(const GpuKernel& kernel, const GpuLimits& limits) {
+GpuLimitKind ExceededLimit(const GpuKernel& kernel, const GpuLimits& limits, std::string* message) {
   const std::string where = "kernel " + kernel.name + ": ";
+  auto refuse = [message](GpuLimitKind kind, const std::string& text) {
+    if (message != nullptr) *message = text;
+    return kind;
+  };
   if (limits.max_threads_per_block > 0 && kernel.threads_per_block() > limits.max_threads_per_block) {
-    return InvalidArgumentError(where + std::to_string(kernel.threads_per_block()) +
-                                " threads per block, more than the target's " +
-                                std::to_string(limits.max_threads_per_block));
+    return refuse(GpuLimitKind::kThreadsPerBlock,
+                  where + std::to_string(kernel.threads_per_block()) +
+                      " threads per block, more than the target's " +
+                      std::to_string(limits.max_threads_per_block));
   }
   for (int d = 0; d < 3; ++d) {
     if (limits.max_block[d] > 0 && kernel.block[d] > limits.max_block[d]) {
-      return InvalidArgumentError(where + "threadIdx." + kDims[d] + " has extent " +
-                                  std::to_string(kernel.block[d]) + ", more than the target's " +
-                                  std::to_string(limits.max_block[d]));
+      return refuse(GpuLimitKind::kBlockDimension,
+                    where + "threadIdx." + kDims[d] + " has extent " + std::to_string(kernel.block[d]) +
+                        ", more than the target's " + std::to_string(limits.max_block[d]));
     }
     if (limits.max_grid[d] > 0 && kernel.grid[d] > limits.max_grid[d]) {
-      return InvalidArgumentError(where + "blockIdx." + kDims[d] + " has extent " +
-                                  std::to_string(kernel.grid[d]) + ", more than the target's " +
-                                  std::to_string(limits.max_grid[d]));
+      return refuse(GpuLimitKind::kGridDimension,
+                    where + "blockIdx." + kDims[d] + " has extent " + std::to_string(kernel.grid[d]) +
+                        ", more than the target's " + std::to_string(limits.max_grid[d]));
     }
   }
   if (limits.max_shared_bytes > 0 && kernel.shared_bytes > limits.max_shared_bytes) {
-    return InvalidArgumentError(where + std::to_string(kernel.shared_bytes) +
-                                " bytes of shared memory per block, more than the target's " +
-                                std::to_string(limits.max_shared_bytes));
+    return refuse(GpuLimitKind::kSharedBytes,
+                  where + std::to_string(kernel.shared_bytes) +
+                      " bytes of shared memory per block, more than the target's " +
+                      std::to_string(limits.max_shared_bytes));
   }
+  return GpuLimitKind::kNone;
+}
+
+std::string_view GpuLimitName(GpuLimitKind kind) {
+  switch (kind) {
+    case GpuLimitKind::kNone: return "none";
+    case GpuLimitKind::kThreadsPerBlock: return "threads_per_block";
+    case GpuLimitKind::kBlockDimension: return "block_dimension";
+    case GpuLimitKind::kGridDimension: return "grid_dimension";
+    case GpuLimitKind::kSharedBytes: return "shared_bytes";
+  }
+  return "none";
+}
+
+GpuLimits NoGpuLimits() {
+  GpuLimits none;
+  none.max_threads_per_block = 0;
+  none.max_block = {0, 0, 0};
+  none.max_grid = {0, 0, 0};
+  none.max_shared_bytes = 0;
+  return none;
+}
+
+Status CheckLimits(const GpuKernel& kernel, const GpuLimits& limits) {
+  std::string message;
+  if (ExceededLimit(kernel, limits, &message) != GpuLimitKind::kNone) return InvalidArgumentError(message);
   return Status::Ok();
 }
 

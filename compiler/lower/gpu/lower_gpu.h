@@ -19,6 +19,7 @@
 /// Every refusal is one InvalidArgument line, before anything is built or run.
 
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "compiler/lower/gpu/gpu_program.h"
@@ -33,6 +34,21 @@ struct GpuLimits {
   std::array<int64_t, 3> max_grid = {2147483647, 65535, 65535};
   int64_t max_shared_bytes = 49152;
 };
+
+/// The limits a kernel can exceed, in the order they are checked; the search counts the
+/// candidates it drops by these names (GpuLimitName).
+enum class GpuLimitKind { kNone, kThreadsPerBlock, kBlockDimension, kGridDimension, kSharedBytes };
+
+/// "threads_per_block", "block_dimension", "grid_dimension", "shared_bytes" ("none").
+std::string_view GpuLimitName(GpuLimitKind kind);
+
+/// The first of `limits` that `kernel` exceeds (kNone: within all of them); when one is and
+/// `message` is given, the one-line refusal LowerGpu gives ("kernel k: 2048 threads per block,
+/// more than the target's 1024").
+GpuLimitKind ExceededLimit(const GpuKernel& kernel, const GpuLimits& limits, std::string* message = nullptr);
+
+/// Limits that check nothing: lowering alone, the limits left to the caller (ExceededLimit).
+GpuLimits NoGpuLimits();
 
 struct GpuLowerOptions {
   /// Test-only: leave barriers out, so that the race checker has a race to find.

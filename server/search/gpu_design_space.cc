@@ -1,0 +1,230 @@
+#include "server/search/gpu_design_space.h"
+
+#include <string>
+
+namespace tuned::search {
+namespace {
+
+using schedule::BlockRV;
+using schedule::Factor;
+using schedule::IntRV;
+using schedule::LoopRV;
+using schedule::Schedule;
+using schedule::Stage;
+
+// Largest per-thread tile of one spatial axis (a thread's registers hold the product).
+constexpr int kMaxPerThread = 8;
+// Largest inner reduction tile: what one shared-memory stage holds along a reduction axis.
+constexpr int kMaxReduceTile = 32;
+// Vector lengths a cooperative fetch samples from.
+const std::vector<int64_t> kFetchVectors = {1, 2, 4};
+
+std::vector<std::string> LiveStages(const Schedule& sch) {
+  std::vector<std::string> names;
+  for (int id : sch.state().order) {
+    if (sch.state().stages[id].is_live()) names.push_back(sch.state().stages[id].name);
+  }
+  return names;
+}
+
+const Stage* LiveStage(const Schedule& sch, const std::string& name) {
+  for (const Stage& st : sch.state().stages) {
+    if (st.is_live() && st.name == name) return &st;
+  }
+  return nullptr;
+}
+
+StatusOr<IntRV> SampleUniform(Schedule& sch, const std::vector<int64_t>& choices) {
+  std::vector<double> probs(choices.size(), 1.0 / double(choices.size()));
+  return sch.SampleCategorical(choices, probs);
+}
+
+Status InlineElementwise(Schedule& sch) {
+  for (const std::string& name : LiveStages(sch)) {
+    const Stage* st = LiveStage(sch, name);
+    if (st == nullptr || st->is_output || st->is_reduction()) continue;
+    TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+    TUNED_RETURN_IF_ERROR(sch.ComputeInline(block));
+  }
+  return Status::Ok();
+}
+
+// An elementwise consumer that reads `stage`'s output at its own indices, or "".
+std::string EpilogueOf(const Schedule& sch, int stage) {
+  std::vector<int> consumers = sch.state().ConsumersOf(stage);
+  if (consumers.size() != 1) return "";
+  const Stage& c = sch.state().stages[consumers[0]];
+  if (c.is_reduction() || c.axes.size() != sch.state().stages[stage].axes.size()) return "";
+  return c.name;
+}
+
+// The threadIdx tags of `n` spatial thread loops, outermost first: the innermost is x, the one
+// before y, the others (fused) z. Returned as one tag per group of loops fused together.
+struct ThreadGroups {
+  std::vector<std::vector<size_t>> groups;  // indices of spatial axes, outermost group first
+  std::vector<std::string> tags;
+};
+ThreadGroups GroupThreads(size_t n) {
+  ThreadGroups g;
+  if (n >= 3) {
+    std::vector<size_t> outer;
+    for (size_t i = 0; i + 2 < n; ++i) outer.push_back(i);
+    g.groups.push_back(outer);
+    g.tags.push_back("threadIdx.z");
+  }
+  if (n >= 2) {
+    g.groups.push_back({n - 2});
+    g.tags.push_back("threadIdx.y");
+  }
+  if (n >= 1) {
+    g.groups.push_back({n - 1});
+    g.tags.push_back("threadIdx.x");
+  }
+  return g;
+}
+
+// Lets the block's threads fill a shared stage: its loops fused, its innermost run split by a
+// sampled vector length (vectorized), the rest split by the thread extents (the sampled thread
+// tiles of the spatial axes) and bound to the same threadIdx axes as the compute.
+Status CooperativeFetch(Schedule& sch, BlockRV fill, const std::vector<IntRV>& thread_tiles,
+                        const ThreadGroups& groups) {
+  const Stage& st = sch.state().stages[sch.StageOf(fill)];
+  const int64_t innermost = st.axes.empty() ? 1 : st.axes.back().extent;
+  const bool float32 = st.output->dtype.is_float() && st.output->dtype.bits == 32;
+  std::vector<int64_t> vectors;
+  for (int64_t v : kFetchVectors) {
+    if (v == 1 || (float32 && innermost % v == 0)) vectors.push_back(v);
+  }
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(fill));
+  if (loops.empty()) return Status::Ok();
+  LoopRV fused = loops[0];
+  if (loops.size() > 1) {
+    TUNED_ASSIGN_OR_RETURN(fused, sch.Fuse(loops));
+  }
+  TUNED_ASSIGN_OR_RETURN(IntRV vector, SampleUniform(sch, vectors));
+  std::vector<Factor> factors = {std::monostate{}};
+  for (IntRV tile : thread_tiles) factors.push_back(tile);
+  factors.push_back(vector);  // always split, so a mutated length replays the same structure
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(fused, factors));
+  size_t next = 1;
+  for (size_t g = 0; g < groups.groups.size(); ++g) {
+    std::vector<LoopRV> group(parts.begin() + long(next), parts.begin() + long(next + groups.groups[g].size()));
+    next += groups.groups[g].size();
+    LoopRV bound = group[0];
+    if (group.size() > 1) {
+      TUNED_ASSIGN_OR_RETURN(bound, sch.Fuse(group));
+    }
+    TUNED_RETURN_IF_ERROR(sch.Bind(bound, groups.tags[g]));
+  }
+  return sch.Vectorize(parts.back());
+}
+
+Status TileReduction(Schedule& sch, const std::string& name) {
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+  const int stage = sch.StageOf(block);
+  const size_t num_spatial = sch.state().stages[stage].axes.size();
+  std::vector<int> inputs;  // read indices of the workload's inputs, staged in shared memory
+  std::vector<ir::Buffer> reads = sch.state().ReadBuffers(stage);
+  for (size_t i = 0; i < reads.size(); ++i) {
+    if (sch.state().ProducerOf(reads[i].get()) < 0) inputs.push_back(int(i));
+  }
+  const std::string epilogue = EpilogueOf(sch, stage);
+
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+  std::vector<LoopRV> blocks, threads, per_thread, reduce_outer, reduce_inner;
+  std::vector<IntRV> thread_tiles;
+  for (size_t l = 0; l < loops.size(); ++l) {
+    const bool spatial = l < num_spatial;
+    TUNED_ASSIGN_OR_RETURN(std::vector<IntRV> tiles,
+                           sch.SamplePerfectTile(loops[l], spatial ? 3 : 2, spatial ? kMaxPerThread : kMaxReduceTile));
+    TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(loops[l], std::vector<Factor>(tiles.begin(), tiles.end())));
+    if (spatial) {
+      blocks.push_back(parts[0]);
+      threads.push_back(parts[1]);
+      per_thread.push_back(parts[2]);
+      thread_tiles.push_back(tiles[1]);
+    } else {
+      reduce_outer.push_back(parts[0]);
+      reduce_inner.push_back(parts[1]);
+    }
+  }
+  std::vector<LoopRV> order;
+  for (auto* level : {&blocks, &threads, &reduce_outer, &reduce_inner, &per_thread}) {
+    order.insert(order.end(), level->begin(), level->end());
+  }
+  TUNED_RETURN_IF_ERROR(sch.Reorder(order));
+  LoopRV block_loop = blocks[0];
+  if (blocks.size() > 1) {
+    TUNED_ASSIGN_OR_RETURN(block_loop, sch.Fuse(blocks));
+  }
+  TUNED_RETURN_IF_ERROR(sch.Bind(block_loop, "blockIdx.x"));
+  const ThreadGroups groups = GroupThreads(num_spatial);
+  LoopRV last_thread;
+  for (size_t g = 0; g < groups.groups.size(); ++g) {
+    std::vector<LoopRV> group;
+    for (size_t axis : groups.groups[g]) group.push_back(threads[axis]);
+    LoopRV bound = group[0];
+    if (group.size() > 1) {
+      TUNED_ASSIGN_OR_RETURN(bound, sch.Fuse(group));
+    }
+    TUNED_RETURN_IF_ERROR(sch.Bind(bound, groups.tags[g]));
+    last_thread = bound;
+  }
+  TUNED_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(block, "local"));
+  TUNED_RETURN_IF_ERROR(sch.ReverseComputeAt(write_back, last_thread));
+  if (!epilogue.empty()) {
+    TUNED_ASSIGN_OR_RETURN(BlockRV epi, sch.GetBlock(epilogue));
+    TUNED_RETURN_IF_ERROR(sch.ReverseComputeInline(epi));
+  }
+  if (reduce_outer.empty()) return Status::Ok();
+  for (int read : inputs) {
+    TUNED_ASSIGN_OR_RETURN(BlockRV shared, sch.CacheRead(block, read, "shared"));
+    TUNED_RETURN_IF_ERROR(sch.ComputeAt(shared, reduce_outer.back()));
+    TUNED_RETURN_IF_ERROR(CooperativeFetch(sch, shared, thread_tiles, groups));
+  }
+  TUNED_ASSIGN_OR_RETURN(IntRV unroll, SampleUniform(sch, UnrollSteps()));
+  return sch.Annotate(reduce_outer.back(), "auto_unroll_max_step", sch.Get(unroll));
+}
+
+Status BindElementwise(Schedule& sch, const std::string& name) {
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+  const size_t num_spatial = sch.state().stages[sch.StageOf(block)].axes.size();
+  if (num_spatial == 0) return Status::Ok();  // nothing to bind: the candidate check refuses it
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+  std::vector<LoopRV> spatial(loops.begin(), loops.begin() + long(num_spatial));
+  LoopRV fused = spatial[0];
+  if (spatial.size() > 1) {
+    TUNED_ASSIGN_OR_RETURN(fused, sch.Fuse(spatial));
+  }
+  TUNED_ASSIGN_OR_RETURN(IntRV threads, SampleUniform(sch, GpuThreadCounts()));
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(fused, {std::monostate{}, threads}));
+  TUNED_RETURN_IF_ERROR(sch.Bind(parts[0], "blockIdx.x"));
+  return sch.Bind(parts[1], "threadIdx.x");
+}
+
+Status ApplyGpuRules(Schedule& sch) {
+  TUNED_RETURN_IF_ERROR(InlineElementwise(sch));
+  for (const std::string& name : LiveStages(sch)) {
+    const Stage* st = LiveStage(sch, name);
+    if (st == nullptr || st->attach != schedule::AttachKind::kRoot) continue;
+    if (st->is_reduction() && !st->axes.empty()) {
+      TUNED_RETURN_IF_ERROR(TileReduction(sch, name));
+    } else {
+      TUNED_RETURN_IF_ERROR(BindElementwise(sch, name));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<int64_t>& GpuThreadCounts() {
+  static const std::vector<int64_t> kCounts = {32, 64, 128, 256, 512, 1024};
+  return kCounts;
+}
+
+std::vector<Sketch> GenerateGpuSketches(const SearchContext&) {
+  return {Sketch{"gpu-tile", [](Schedule& sch) { return ApplyGpuRules(sch); }}};
+}
+
+}  // namespace tuned::search

@@ -1,0 +1,58 @@
+#include "tests/unit/worker/faulty_gpu_builder.h"
+
+#include <algorithm>
+
+namespace tuned::worker::testing {
+
+void GpuFaultTable::Set(const std::string& job_id, GpuFault fault) {
+  std::lock_guard lock(mu_);
+  faults_[job_id] = fault;
+}
+
+bool GpuFaultTable::Find(const std::string& job_id, GpuFault* fault) const {
+  std::lock_guard lock(mu_);
+  auto it = faults_.find(job_id);
+  if (it == faults_.end()) return false;
+  *fault = it->second;
+  return true;
+}
+
+namespace {
+
+class FaultyGpuBuilder : public gpu::GpuBuilder {
+ public:
+  explicit FaultyGpuBuilder(std::shared_ptr<GpuFaultTable> faults) : faults_(std::move(faults)) {}
+
+  StatusOr<v1::GpuCandidateProgram> Build(const std::shared_ptr<const ir::Workload>& workload,
+                                          const v1::MeasureJob& job, const target::Target& target) override {
+    TUNED_ASSIGN_OR_RETURN(v1::GpuCandidateProgram program, real_->Build(workload, job, target));
+    GpuFault fault;
+    if (!faults_->Find(job.job_id(), &fault)) return program;
+    std::string output = workload->output_stage().output->name;
+    std::replace(output.begin(), output.end(), '.', '_');
+    const std::string planted = fault == GpuFault::kOutOfBoundsStore
+                                    ? "  " + output + "[(long)1 << 40] = 1.0f;\n"
+                                    : "  for (volatile int spin = 1; spin;) {\n  }\n";
+    std::string source = program.source();
+    // The first kernel's body starts after the first line that ends its parameter list.
+    size_t body = source.find(") {\n", source.find("__kernel"));
+    if (body == std::string::npos) return InternalError("no kernel body to plant a fault in");
+    source.insert(body + 4, planted);
+    program.set_source(source);
+    return program;
+  }
+
+ private:
+  std::shared_ptr<GpuFaultTable> faults_;
+  std::unique_ptr<gpu::GpuBuilder> real_ = gpu::MakeGpuBuilder();
+};
+
+}  // namespace
+
+gpu::GpuBuilderFactory FaultyGpuBuilderFactory(std::shared_ptr<GpuFaultTable> faults) {
+  return [faults]() -> StatusOr<std::unique_ptr<gpu::GpuBuilder>> {
+    return std::unique_ptr<gpu::GpuBuilder>(new FaultyGpuBuilder(faults));
+  };
+}
+
+}  // namespace tuned::worker::testing

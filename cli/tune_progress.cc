@@ -23,9 +23,8 @@ double Gflops(const v1::TuningRecord& record) {
 std::string Duration(double seconds) {
   const int64_t s = int64_t(std::llround(seconds));
   if (s < 60) return Printf("%lld s", static_cast<long long>(s));
-  if (s < 3600) return Printf("%lld:%02lld", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
-  return Printf("%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
-                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  if (s < 3600) return Printf("%lldm%02llds", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
+  return Printf("%lldh%02lldm", static_cast<long long>(s / 3600), static_cast<long long>(s / 60 % 60));
 }
 
 std::string StateName(v1::TaskState state) {

@@ -56,9 +56,10 @@ StatusOr<MetricsHandle> StartMetrics(const WorkerFlags& flags, const worker::Wor
       {std::make_shared<observability::WorkerMetrics>(client, engine, flags.slots)}));
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<observability::HttpEndpoint> endpoint,
                          observability::HttpEndpoint::Start(std::move(options)));
-  Logger("worker")->info("metrics on http://{}:{}/metrics",
-                         flags.metrics_listen.substr(0, flags.metrics_listen.rfind(':')),
-                         endpoint->port());
+  std::printf("tuned-worker: metrics on http://%s:%d/metrics\n",
+              flags.metrics_listen.substr(0, flags.metrics_listen.rfind(':')).c_str(),
+              endpoint->port());
+  std::fflush(stdout);
   return MetricsHandle(std::move(endpoint));
 #else
   return FailedPreconditionError(

@@ -91,9 +91,9 @@ void DrawChart(const std::vector<TuningCurve>& curves, const PlotOptions& option
 
   canvas.Rect(0, 0, width, height, "#ffffff", "");
   canvas.Rect(kLeft, kTop, plot_width, plot_height, "#ffffff", "#444444");
-  const std::string title =
-      options.title.empty() ? (curves.size() == 1 ? curves.front().workload_key : "tuning curves")
-                            : options.title;
+  const std::string title = !options.title.empty() ? options.title
+                            : show_workload         ? "tuning curves"
+                                                    : curves.front().workload_key;
   canvas.Text(width / 2, 26, title, 15, TextAnchor::kMiddle, "title");
 
   for (double x = 0; x <= x_top + x_step / 2; x += x_step) {

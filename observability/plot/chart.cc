@@ -81,9 +81,9 @@ void DrawChart(const std::vector<TuningCurve>& curves, const PlotOptions& option
   const double x_top = std::max(std::ceil(std::max(x_max, 1.0) / x_step), 1.0) * x_step;
   const double y_top = std::max(std::ceil(std::max(y_max, 1e-3) * 1.05 / y_step), 1.0) * y_step;
 
-  // The legend sits below the plot area, one row per curve.
+  // Below the plot area: the x axis, the legend (one row per curve), then the note.
   const double legend_rows = double(curves.size());
-  const double plot_bottom = height - kBottom - 18 * legend_rows;
+  const double plot_bottom = height - kBottom - 18 * legend_rows - 14;
   const double plot_height = std::max(plot_bottom - kTop, 40.0);
   const double plot_width = width - kLeft - kRight;
   auto px = [&](double x) { return kLeft + x / x_top * plot_width; };
@@ -130,12 +130,12 @@ void DrawChart(const std::vector<TuningCurve>& curves, const PlotOptions& option
                  StatusLabel(point.status));
     }
     canvas.Curve(line, color, 2, curve.label());
-    const double legend_y = height - kBottom + 22 + 18 * double(i);
+    const double legend_y = kTop + plot_height + 58 + 18 * double(i);
     canvas.Line(kLeft, legend_y - 4, kLeft + 22, legend_y - 4, color, 3);
     canvas.Text(kLeft + 28, legend_y, LegendLabel(curve, show_workload, show_target), 11,
                 TextAnchor::kStart, "legend");
   }
-  canvas.Text(width - kRight, height - 8,
+  canvas.Text(width - kRight, height - 6,
               "dots: each trial's GFLOP/s; grey: build failed, black: crash/timeout/lost, "
               "olive: wrong result (at 0)",
               9, TextAnchor::kEnd, "note");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/db_plot.h"
 #include "cli/workload_flags.h"
 #include "common/time.h"
 #include "compiler/ir/op_library.h"
@@ -38,6 +39,8 @@ struct DbOptions {
   std::string format = "jsonl";
   std::string output;  // export -o
   std::string file;    // import FILE, merge OTHER.db
+  PlotRequest plot;    // plot SPEC: -o, --target, --compare, size, --x
+  std::vector<std::string> compare;  // plot --compare SPEC...
 };
 
 StatusOr<std::unique_ptr<db::Database>> OpenDb(const DbOptions& options, bool create) {
@@ -343,6 +346,18 @@ Status RunShow(const DbOptions& options) {
   return Status::Ok();
 }
 
+Status RunPlot(const DbOptions& options) {
+  TUNED_ASSIGN_OR_RETURN(auto db, OpenDb(options, /*create=*/false));
+  PlotRequest request = options.plot;
+  TUNED_ASSIGN_OR_RETURN(std::string key, WorkloadKeyOf(*db, options));
+  request.workload_keys = {key};
+  for (const std::string& other : options.compare) {
+    TUNED_ASSIGN_OR_RETURN(std::string other_key, ResolveWorkloadKey(*db, other));
+    request.workload_keys.push_back(other_key);
+  }
+  return WritePlot(*db, request);
+}
+
 Status RunBest(const DbOptions& options) {
   if (options.k <= 0)
     return InvalidArgumentError("-k must be positive, got " + std::to_string(options.k));
@@ -596,6 +611,18 @@ void RegisterDbCommand(Program& program) {
   CLI::App* merge = add("merge", "Merge another tuning database into this one", RunMerge);
   merge->add_option("OTHER", options->file, "Database file to merge in")->required();
   add("stats", "Counts and statistics of the database", RunStats);
+  CLI::App* plot = add("plot", "Draw the tuning curves of a workload (one per task) as SVG or PNG",
+                       RunPlot);
+  plot->add_option("SPEC", options->key, "Workload spec (canonicalised) or stored key");
+  AddWorkloadFileFlags(*plot, options->workload_file);
+  plot->add_option("-o,--output", options->plot.output, "Output file, .svg or .png")->required();
+  plot->add_option("--target", options->plot.targets,
+                   "Only this target (repeat to compare targets; default: every target)");
+  plot->add_option("--compare", options->compare, "More workloads to draw on the same axes");
+  plot->add_option("--x", options->plot.x_axis, "X axis: trials or time")->capture_default_str();
+  plot->add_option("--width", options->plot.width, "Width, pixels")->capture_default_str();
+  plot->add_option("--height", options->plot.height, "Height, pixels")->capture_default_str();
+  plot->add_option("--title", options->plot.title, "Title (default: the workload)");
 }
 
 }  // namespace tuned::cli

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "cli/serve_metrics.h"
 #include "common/logging.h"
 #include "rpc/credentials.h"
 #include "server/stack/server_stack.h"
@@ -36,6 +37,7 @@ struct ServeFlags {
   int task_check_ms = 2000;
   int queue_timeout_s = 180;
   int max_message_bytes = server::kDefaultMaxMessageBytes;
+  std::string metrics_listen;
 };
 
 bool IsLoopback(const std::string& listen) {
@@ -123,6 +125,17 @@ Status RunServe(const ServeFlags& flags) {
   if (flags.queue_timeout_s < 0) return InvalidArgumentError("--queue-timeout must not be negative");
   config.dispatcher.queue_timeout_ms = flags.queue_timeout_s * 1000;
 
+  std::unique_ptr<ServeMetrics> metrics;
+  if (!flags.metrics_listen.empty()) {
+    if (config.access.empty() && !IsLoopback(flags.metrics_listen) && !flags.insecure) {
+      return InvalidArgumentError("--metrics-listen '" + flags.metrics_listen +
+                                  "' is off loopback without a credential: give one "
+                                  "(--token-file, --client-token-file), or --insecure");
+    }
+    TUNED_ASSIGN_OR_RETURN(metrics, ServeMetrics::Create(flags.metrics_listen));
+    config.task_observer = metrics->observer();
+  }
+
   // Block the stop signals before any thread starts, so only sigwait below receives them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -137,11 +150,19 @@ Status RunServe(const ServeFlags& flags) {
   std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
   std::printf("tuned serve: listening on %s:%d, database %s, %d task(s) resumed\n", host.c_str(),
               port, stack->database().path().c_str(), stack->resumed_tasks());
+  if (metrics) {
+    TUNED_ASSIGN_OR_RETURN(const int metrics_port, metrics->Start(*stack, config.access));
+    const std::string metrics_host =
+        flags.metrics_listen.substr(0, flags.metrics_listen.rfind(':'));
+    std::printf("tuned serve: metrics on http://%s:%d/metrics, status page on http://%s:%d/\n",
+                metrics_host.c_str(), metrics_port, metrics_host.c_str(), metrics_port);
+  }
   std::fflush(stdout);
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   Logger("server")->info("shutting down on signal {}", signal_number);
+  if (metrics) metrics->Stop();
   stack.reset();
   return Status::Ok();
 }
@@ -190,6 +211,9 @@ void RegisterServeCommand(Program& program) {
   cmd->add_option("--queue-timeout", flags->queue_timeout_s,
                   "Fail a task whose jobs wait this long with no worker of its target, s (0: never)")
       ->capture_default_str();
+  cmd->add_option("--metrics-listen", flags->metrics_listen,
+                  "Serve Prometheus metrics (/metrics) and the live status page (/) over HTTP "
+                  "on host:port (port 0: any); behind the client/admin/shared token when set");
   cmd->add_option("--max-message-bytes", flags->max_message_bytes,
                   "Largest gRPC message accepted or sent, bytes")
       ->capture_default_str();

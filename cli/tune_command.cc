@@ -1,6 +1,5 @@
 #include "cli/tune_command.h"
 
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -9,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "cli/tune_progress.h"
 #include "cli/workload_flags.h"
 #include "common/logging.h"
 #include "common/time.h"
@@ -53,37 +53,9 @@ double Gflops(const v1::TuningRecord& best) {
   return t > 0 ? best.workload().flops() / t / 1e9 : 0;
 }
 
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  void Show(const v1::TaskStatus& status) {
-    if (!enabled_) return;
-    std::string best = "-";
-    if (status.best().record_id() != 0) {
-      char text[64];
-      std::snprintf(text, sizeof(text), " (%.1f GFLOP/s)", Gflops(status.best()));
-      best = FormatSeconds(status.best().result().median_seconds()) + text;
-    }
-    const std::string waiting =
-        status.waiting_for().empty() ? "" : "  waiting: " + status.waiting_for();
-    std::fprintf(stderr, "\r\033[Ktask %s  %s  %u/%u trials  best %s%s", status.task_id().c_str(),
-                 StateName(status.state()).c_str(), status.trials_done(),
-                 status.spec().trial_budget(), best.c_str(), waiting.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void End() {
-    if (shown_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-};
-
 // Follows the task until it reaches a final state; survives a server restart for `wait_s`.
 StatusOr<v1::TaskStatus> FollowTask(rpc::TuningClient& client, v1::TaskStatus status, int wait_s,
-                                    Progress& progress) {
+                                    TuneProgress& progress) {
   auto last_contact = Clock::now();
   int backoff_ms = 100;
   while (!v1::IsFinal(status.state())) {
@@ -185,7 +157,7 @@ StatusOr<v1::TaskStatus> SubmitAndFollow(rpc::Connection connection, const v1::T
   }
   if (!submitted.ok()) return submitted.status();
   Logger("cli")->info("task submitted task={}", submitted->task_id());
-  Progress progress(!flags.json && isatty(fileno(stderr)));
+  TuneProgress progress(ChooseProgressMode(flags.json, stderr), stderr);
   progress.Show(*submitted);
   auto status = FollowTask(client, *submitted, flags.wait_s, progress);
   progress.End();

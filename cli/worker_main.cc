@@ -20,6 +20,12 @@
 #include "worker/client/worker_client.h"
 #include "worker/measurement_engine.h"
 
+#if TUNED_WITH_METRICS
+#include "observability/http_endpoint.h"
+#include "observability/metrics_route.h"
+#include "observability/worker/worker_metrics.h"
+#endif
+
 namespace tuned::cli {
 namespace {
 
@@ -34,7 +40,33 @@ struct WorkerFlags {
   int max_reconnects = -1;
   int reconnect_max_ms = 5000;
   int drain_timeout_ms = 20000;
+  std::string metrics_listen;
 };
+
+// `--metrics-listen`: the worker's own metrics over HTTP (no credential: they hold no task
+// data; bind them to loopback or a private network). Null without the flag.
+using MetricsHandle = std::shared_ptr<void>;
+StatusOr<MetricsHandle> StartMetrics(const WorkerFlags& flags, const worker::WorkerClient& client,
+                                     const worker::MeasurementEngine& engine) {
+  if (flags.metrics_listen.empty()) return MetricsHandle();
+#if TUNED_WITH_METRICS
+  observability::HttpEndpointOptions options;
+  options.listen = flags.metrics_listen;
+  options.routes.push_back(observability::MetricsRoute(
+      {std::make_shared<observability::WorkerMetrics>(client, engine, flags.slots)}));
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<observability::HttpEndpoint> endpoint,
+                         observability::HttpEndpoint::Start(std::move(options)));
+  std::printf("tuned-worker: metrics on http://%s:%d/metrics\n",
+              flags.metrics_listen.substr(0, flags.metrics_listen.rfind(':')).c_str(),
+              endpoint->port());
+  std::fflush(stdout);
+  return MetricsHandle(std::move(endpoint));
+#else
+  return FailedPreconditionError(
+      "--metrics-listen: this tuned-worker was built without metrics (install "
+      "prometheus-cpp-dev and libcivetweb-dev, then rebuild)");
+#endif
+}
 
 Status RunWorker(const WorkerFlags& flags) {
   if (flags.drain_timeout_ms < 0) return InvalidArgumentError("--drain-timeout-ms must be >= 0");
@@ -81,6 +113,7 @@ Status RunWorker(const WorkerFlags& flags) {
                          worker::CreateMeasurementEngine(engine_options));
   auto client = std::make_unique<worker::WorkerClient>(options, *engine);
   worker::WorkerClient* client_ptr = client.get();
+  TUNED_ASSIGN_OR_RETURN(MetricsHandle metrics, StartMetrics(flags, *client, *engine));
   Logger("worker")->info("worker starting worker={} server={} target='{}' slots={}",
                          client->worker_id(), flags.server, engine->target().target(), flags.slots);
 
@@ -101,6 +134,7 @@ Status RunWorker(const WorkerFlags& flags) {
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   engine->Drain();
+  metrics.reset();
   worker::WorkerClientStats stats = client->stats();
   Logger("worker")->info("worker stopped worker={} sessions={} jobs={} results={} dropped={}",
                          client->worker_id(), stats.sessions, stats.jobs, stats.results,
@@ -134,6 +168,8 @@ int main(int argc, char** argv) {
   app.add_option("--drain-timeout-ms", flags->drain_timeout_ms,
                  "On SIGTERM/SIGINT, how long to finish the jobs held before handing them back, ms")
       ->capture_default_str();
+  app.add_option("--metrics-listen", flags->metrics_listen,
+                 "Serve this worker's Prometheus metrics on http://host:port/metrics (port 0: any)");
   program.SetMainAction([flags] { return tuned::cli::RunWorker(*flags); });
   return program.Run(argc, argv);
 }

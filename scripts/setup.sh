@@ -15,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# prometheus-cpp-dev and libcivetweb-dev: `--metrics-listen` and the status page; libcairo2-dev:
+# PNG plots (each optional for the build: without them the feature is off).
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
@@ -26,13 +28,18 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   ocl-icd-opencl-dev opencl-headers
   pocl-opencl-icd clinfo
+  prometheus-cpp-dev libcivetweb-dev libcairo2-dev
 )
 # What only the test suite uses (scripts/test.sh sets TUNED_TEST_PACKAGES=1): Slurm and munge for
 # the job-array test (it starts its own daemons in a scratch folder), PyYAML and systemd-analyze
-# for the check of deploy/, iproute2 for the test that cuts links between network namespaces,
-# clang and its runtime libraries (libFuzzer, ASan, UBSan) for the fuzz smoke (scripts/fuzz.sh).
+# for the check of deploy/, iproute2 for the test that cuts links between network namespaces;
+# chromium (the status page, headless), tmux (the progress bar in a real terminal),
+# python3-prometheus-client (parses /metrics) and fonts-dejavu-core (text in the screenshot and
+# the PNG plots) for the observability tests; clang and its runtime libraries (libFuzzer, ASan,
+# UBSan) for the fuzz smoke (scripts/fuzz.sh).
 [ "${TUNED_TEST_PACKAGES:-0}" = "0" ] ||
-  packages+=(slurmctld slurmd slurm-client munge python3-yaml systemd iproute2 clang libclang-rt-14-dev)
+  packages+=(slurmctld slurmd slurm-client munge python3-yaml systemd iproute2
+             chromium tmux python3-prometheus-client fonts-dejavu-core clang libclang-rt-14-dev)
 # Baselines the benchmarks compare against; optional for the build.
 [ "${TUNED_BASELINES:-1}" = "0" ] || packages+=(libopenblas-dev libdnnl-dev)
 

@@ -298,8 +298,16 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     StatusOr<std::shared_ptr<const WorkloadData>> data = references_.Get(job.workload(), config->seed());
     if (!data.ok()) return Finish(pending.done, data.status());
 
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.builds_in_flight;
+    }
     BuildOutcome built =
         BuildContained(*builder_, (*data)->workload, job, config->build_timeout_ms() / 1000.0);
+    {
+      std::lock_guard lock(mu_);
+      --stats_.builds_in_flight;
+    }
     const double build_seconds = built.seconds;
     if (!built.kernel.ok()) {
       v1::MeasureResult result = NewResult(job);

@@ -53,6 +53,7 @@ struct EngineStats {
   double kernel_seconds = 0;       // kernels running: first run, warm-up, calibration, repeats
   double child_seconds = 0;        // measurement children alive (fork to reap)
   int reference_computations = 0;  // workload references computed
+  int builds_in_flight = 0;        // candidates being built now (a gauge, not a sum)
 };
 
 class MeasurementEngine {

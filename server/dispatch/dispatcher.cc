@@ -104,6 +104,7 @@ void Dispatcher::RevokeLeaseLocked(Job& job, Session& session, const std::string
   const std::string job_id = job.job.job_id();
   session.leased.erase(job_id);
   ++session.leases_lost;
+  ++queues_[job.job.target().target()].leases_revoked;
   job.holder = 0;
   job.past_holders.insert(session.id);
   job.last_loss = why;
@@ -266,6 +267,7 @@ void Dispatcher::CheckLeases() {
       }
       for (const std::string& job_id : expired) {
         session.connection->SendCancel(job_id);
+        ++queues_[jobs_.at(job_id).job.target().target()].leases_expired;
         RevokeLeaseLocked(jobs_.at(job_id), session,
                           "lease expired on worker '" + session.hello.worker_id() + "'",
                           &completions);
@@ -451,6 +453,25 @@ DispatcherStats Dispatcher::Stats() const {
   stats.leased = 0;
   for (const auto& [id, job] : jobs_) (job.holder == 0 ? stats.queued : stats.leased)++;
   return stats;
+}
+
+std::vector<TargetQueueSnapshot> Dispatcher::QueueSnapshots() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, TargetQueueSnapshot> by_target;
+  for (const auto& [target, queue] : queues_) {
+    TargetQueueSnapshot& snapshot = by_target[target];
+    snapshot.target = target;
+    snapshot.leases_expired = queue.leases_expired;
+    snapshot.leases_revoked = queue.leases_revoked;
+  }
+  for (const auto& [id, job] : jobs_) {
+    TargetQueueSnapshot& snapshot = by_target[job.job.target().target()];
+    snapshot.target = job.job.target().target();
+    (job.holder == 0 ? snapshot.queued : snapshot.leased)++;
+  }
+  std::vector<TargetQueueSnapshot> out;
+  for (auto& [target, snapshot] : by_target) out.push_back(std::move(snapshot));
+  return out;
 }
 
 }  // namespace tuned::dispatch

@@ -115,6 +115,15 @@ struct DispatcherStats {
   int64_t workers = 0;      // Connected workers.
 };
 
+/// One target's queue, for metrics and the status page.
+struct TargetQueueSnapshot {
+  std::string target;
+  int64_t queued = 0;          // Jobs waiting for a worker.
+  int64_t leased = 0;          // Jobs held by a worker.
+  int64_t leases_expired = 0;  // Since start: leases revoked because no heartbeat renewed them.
+  int64_t leases_revoked = 0;  // Since start: every revoked lease (expired, or worker gone).
+};
+
 class Dispatcher {
  public:
   explicit Dispatcher(DispatcherOptions options = {});
@@ -167,6 +176,8 @@ class Dispatcher {
   /// milliseconds; 0 when the target has a worker or no queued job.
   int64_t UnservedMs(const std::string& target) const;
   DispatcherStats Stats() const;
+  /// Every target that has had a queue since start, sorted by target.
+  std::vector<TargetQueueSnapshot> QueueSnapshots() const;
 
  private:
   struct Job {
@@ -200,6 +211,8 @@ class Dispatcher {
     std::string last_task;  // Round-robin cursor: the task served last.
     std::set<uint64_t> sessions;
     int64_t unserved_since_ms = 0;  // Jobs queued and no worker since then; 0: not so.
+    int64_t leases_expired = 0;     // Counters of QueueSnapshots.
+    int64_t leases_revoked = 0;
   };
   // Work deferred until the lock is released: result callbacks, loss notifications.
   using Completion = std::function<void()>;

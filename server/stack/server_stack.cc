@@ -42,6 +42,7 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
   if (auto host = codegen::HostCpuTarget(); host.ok()) options.default_target = host->ToString();
   options.ownership = stack->database_->task_ownership();  // null on SQLite: one server per file
   options.ownership_check_ms = config.ownership_check_ms;
+  options.observer = config.task_observer;
   stack->tasks_ = std::make_unique<tasks::TaskManager>(*stack->database_, *stack->database_,
                                                        *stack->dispatcher_, std::move(options));
   if (config.resume_tasks) {

@@ -36,6 +36,9 @@ struct ServerStackConfig {
   /// On a shared database: how often the server checks its tasks' ownership and looks for
   /// tasks without a live owner (TaskManagerOptions::ownership_check_ms).
   int ownership_check_ms = 2000;
+  /// Told of every task's search batches and stored results (metrics); null for none. Must
+  /// outlive the stack.
+  tasks::TaskObserver* task_observer = nullptr;
 };
 
 /// Database, dispatcher, task manager and gRPC server, started in dependency order (unfinished

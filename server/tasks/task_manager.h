@@ -40,6 +40,7 @@
 #include "common/status.h"
 #include "server/dispatch/dispatcher.h"
 #include "server/search/search_strategy.h"
+#include "server/tasks/task_observer.h"
 #include "tuned/v1/task.pb.h"
 #include "tuning_db/record_store.h"
 #include "tuning_db/task_ownership.h"
@@ -72,6 +73,9 @@ struct TaskManagerOptions {
   /// With `ownership`, after ResumeUnfinished: how often the server checks that it still owns
   /// its tasks (giving up those it lost) and takes over unfinished tasks nobody owns.
   int ownership_check_ms = 2000;
+  /// Told of every search batch and stored result (metrics); null for none. Must outlive the
+  /// manager.
+  TaskObserver* observer = nullptr;
 };
 
 /// Called with a task's status after every change (from the thread making the change); it must

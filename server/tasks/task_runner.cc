@@ -34,6 +34,10 @@ v1::Workload WorkloadToProto(const ir::Workload& workload) {
   return proto;
 }
 
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 bool IsBetter(const v1::TuningRecord& candidate, const v1::TaskStatus& status) {
   if (candidate.result().status() != v1::MEASURE_STATUS_OK) return false;
   return status.best().record_id() == 0 ||
@@ -234,8 +238,12 @@ Status TaskManager::Runner::RunSearch() {
   while (!Stopping()) {
     const int remaining = int(spec.trial_budget()) - int(Snapshot().trials_done());
     if (remaining <= 0) break;
+    const auto search_start = std::chrono::steady_clock::now();
     TUNED_ASSIGN_OR_RETURN(std::vector<search::Candidate> candidates,
                            strategy->NextBatch(std::min(batch_size, remaining)));
+    if (TaskObserver* observer = manager_.options_.observer) {
+      observer->OnBatchProposed(spec, int(candidates.size()), SecondsSince(search_start));
+    }
     if (candidates.empty()) {
       Log()->info("task {}: design space exhausted after {} trials", task_id,
                   Snapshot().trials_done());
@@ -336,8 +344,12 @@ Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
   *record.mutable_config() = status_.spec().measure();
   record.set_tuner_version(kTunedVersion);
   record.set_task_id(status_.task_id());
+  const auto write_start = std::chrono::steady_clock::now();
   auto id = manager_.records_.InsertRecord(record);
   if (!id.ok()) return id.status().WithContext("storing the result of job " + result.job_id());
+  if (TaskObserver* observer = manager_.options_.observer) {
+    observer->OnResultStored(status_.spec(), result, SecondsSince(write_start));
+  }
   record.set_record_id(*id);
   status_.set_trials_done(status_.trials_done() + 1);
   if (IsBetter(record, status_)) *status_.mutable_best() = record;

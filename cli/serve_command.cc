@@ -35,6 +35,7 @@ struct ServeFlags {
   int max_attempts = 2;
   int task_check_ms = 2000;
   int queue_timeout_s = 180;
+  double drift_threshold = 0.10;
   int max_message_bytes = server::kDefaultMaxMessageBytes;
 };
 
@@ -122,6 +123,10 @@ Status RunServe(const ServeFlags& flags) {
   config.dispatcher.max_attempts = flags.max_attempts;
   if (flags.queue_timeout_s < 0) return InvalidArgumentError("--queue-timeout must not be negative");
   config.dispatcher.queue_timeout_ms = flags.queue_timeout_s * 1000;
+  if (!(flags.drift_threshold >= 0)) {
+    return InvalidArgumentError("--drift-threshold must be a number >= 0");
+  }
+  config.dispatcher.drift_threshold = flags.drift_threshold;
 
   // Block the stop signals before any thread starts, so only sigwait below receives them.
   sigset_t signals;
@@ -189,6 +194,10 @@ void RegisterServeCommand(Program& program) {
       ->capture_default_str();
   cmd->add_option("--queue-timeout", flags->queue_timeout_s,
                   "Fail a task whose jobs wait this long with no worker of its target, s (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--drift-threshold", flags->drift_threshold,
+                  "Re-measure a worker's batch when its calibration kernel's time moves more than "
+                  "this fraction from its first figure (0: off)")
       ->capture_default_str();
   cmd->add_option("--max-message-bytes", flags->max_message_bytes,
                   "Largest gRPC message accepted or sent, bytes")

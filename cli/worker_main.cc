@@ -34,6 +34,7 @@ struct WorkerFlags {
   int max_reconnects = -1;
   int reconnect_max_ms = 5000;
   int drain_timeout_ms = 20000;
+  bool no_calibration = false;
 };
 
 Status RunWorker(const WorkerFlags& flags) {
@@ -69,6 +70,7 @@ Status RunWorker(const WorkerFlags& flags) {
   options.slots = flags.slots;
   options.max_reconnects = flags.max_reconnects;
   options.reconnect_max_ms = flags.reconnect_max_ms;
+  options.calibrate = !flags.no_calibration;
   options.worker_id = flags.id;
   // One id for the engine's results, the client's hello and the logs.
   if (options.worker_id.empty()) {
@@ -131,6 +133,8 @@ int main(int argc, char** argv) {
   app.add_option("--reconnect-max-ms", flags->reconnect_max_ms,
                  "Longest wait between reconnection attempts, ms")
       ->capture_default_str();
+  app.add_flag("--no-calibration", flags->no_calibration,
+               "Do not time the calibration kernel between batches (no drift detection)");
   app.add_option("--drain-timeout-ms", flags->drain_timeout_ms,
                  "On SIGTERM/SIGINT, how long to finish the jobs held before handing them back, ms")
       ->capture_default_str();

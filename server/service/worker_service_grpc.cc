@@ -183,6 +183,13 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
         dispatcher_.HandleDrain(session, message.drain().reason());
         return Status::Ok();
       }
+      case v1::WorkerMessage::kCalibration: {
+        uint64_t session = Session();
+        if (session == 0) {
+          return InvalidArgumentError("worker sent a calibration before its hello");
+        }
+        return dispatcher_.HandleCalibration(session, message.calibration()).status();
+      }
       case v1::WorkerMessage::MESSAGE_NOT_SET:
         break;
     }
@@ -272,6 +279,10 @@ class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
         out->set_results(uint64_t(worker.results));
         out->set_leases_lost(uint64_t(worker.leases_lost));
         out->set_draining(worker.draining);
+        out->set_calibration_baseline_seconds(worker.calibration_baseline_seconds);
+        out->set_calibration_last_seconds(worker.calibration_last_seconds);
+        out->set_drift_events(uint64_t(worker.drift_events));
+        out->set_last_drift(worker.last_drift);
       }
       dispatch::DispatcherStats stats = dispatcher_.Stats();
       response->set_queued_jobs(uint64_t(stats.queued));

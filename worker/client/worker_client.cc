@@ -36,6 +36,7 @@ struct WorkerClient::Session {
   bool closed = false;
   int heartbeat_ms = 1000;
   std::set<std::string> running;
+  bool calibration_due = true;  // after hello, and whenever `running` became empty
   std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::ServerMessage>> stream;
 
   // Requires mu.
@@ -43,7 +44,13 @@ struct WorkerClient::Session {
   // Whether the job was still held.
   bool FinishJobLocked(const std::string& job_id) {
     const bool was_running = running.erase(job_id) != 0;
-    if (running.empty()) idle.notify_all();
+    if (running.empty()) {
+      idle.notify_all();
+      if (was_running) {
+        calibration_due = true;
+        cv.notify_all();  // the heartbeat thread calibrates
+      }
+    }
     return was_running;
   }
 };
@@ -57,6 +64,15 @@ WorkerClient::WorkerClient(WorkerClientOptions options, MeasurementEngine& engin
     worker_id_ =
         std::string(host) + ":" + std::to_string(getpid()) + ":" +
         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 100000);
+  }
+  if (options_.calibrate) {
+    auto kernel = CalibrationKernel::Create(engine_);
+    if (kernel.ok()) {
+      calibration_ = std::move(*kernel);
+    } else {
+      Log()->warn("worker {}: no calibration kernel ({}); drift is not detected", worker_id_,
+                  kernel.status().message());
+    }
   }
 }
 
@@ -254,6 +270,12 @@ void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {
   while (!session->closed) {
     session->cv.wait_for(lock, std::chrono::milliseconds(session->heartbeat_ms));
     if (session->closed) break;
+    if (std::optional<v1::Calibration> figure = CalibrateIfDue(*session, lock)) {
+      if (session->closed) break;
+      v1::WorkerMessage calibration;
+      *calibration.mutable_calibration() = *figure;
+      if (!session->WriteLocked(calibration)) break;
+    }
     v1::WorkerMessage message;
     for (const std::string& id : session->running) {
       message.mutable_heartbeat()->add_running_job_ids(id);
@@ -261,6 +283,25 @@ void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {
     message.mutable_heartbeat();
     if (!session->WriteLocked(message)) break;
   }
+}
+
+std::optional<v1::Calibration> WorkerClient::CalibrateIfDue(Session& session,
+                                                            std::unique_lock<std::mutex>& lock) {
+  if (calibration_ == nullptr || !session.calibration_due || !session.running.empty()) {
+    return std::nullopt;
+  }
+  session.calibration_due = false;
+  lock.unlock();  // jobs arriving meanwhile queue behind it in the engine
+  StatusOr<v1::Calibration> figure = calibration_->Measure();
+  lock.lock();
+  if (!figure.ok() || !(figure->median_seconds() > 0)) {
+    Log()->warn("worker {}: calibration failed: {}", worker_id_,
+                figure.ok() ? "no time measured" : figure.status().message());
+    return std::nullopt;
+  }
+  Log()->debug("calibration worker={} median_s={} cv={}", worker_id_, figure->median_seconds(),
+               figure->repeat_cv());
+  return *figure;
 }
 
 }  // namespace tuned::worker

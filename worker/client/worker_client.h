@@ -19,9 +19,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
+#include "worker/calibration.h"
 #include "worker/measurement_engine.h"
 
 namespace grpc {
@@ -47,6 +49,9 @@ struct WorkerClientOptions {
   int reconnect_max_ms = 5000;
   /// Heartbeat interval until the server says otherwise, milliseconds.
   int default_heartbeat_ms = 1000;
+  /// Time the calibration kernel (worker/calibration.h) after connecting and whenever the last
+  /// running job is done (between batches), and report the figure (drift detection).
+  bool calibrate = true;
 };
 
 struct WorkerClientStats {
@@ -82,6 +87,9 @@ class WorkerClient {
   /// One stream from hello to its end; `established` says whether the server accepted it.
   Status RunSession(bool* established);
   void HeartbeatLoop(const std::shared_ptr<Session>& session);
+  /// The calibration figure to send now, or nothing (not due, disabled, or it failed).
+  std::optional<v1::Calibration> CalibrateIfDue(Session& session,
+                                                std::unique_lock<std::mutex>& lock);
 
   const WorkerClientOptions options_;
   MeasurementEngine& engine_;
@@ -96,6 +104,7 @@ class WorkerClient {
   std::shared_ptr<std::atomic<int64_t>> dropped_ = std::make_shared<std::atomic<int64_t>>(0);
   int64_t sessions_ = 0;
   int64_t jobs_ = 0;
+  std::unique_ptr<CalibrationKernel> calibration_;  // null when off or not buildable
 };
 
 }  // namespace tuned::worker

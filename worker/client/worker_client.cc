@@ -180,6 +180,7 @@ Status WorkerClient::RunSession(bool* established) {
   }
 
   std::thread heartbeat;
+  std::thread calibration;
   v1::ServerMessage message;
   while (hello_sent && session->stream->Read(&message)) {
     switch (message.message_case()) {
@@ -195,6 +196,9 @@ Status WorkerClient::RunSession(bool* established) {
         }
         if (!heartbeat.joinable())
           heartbeat = std::thread([this, session] { HeartbeatLoop(session); });
+        // Its own thread: a calibration waits for the engine, heartbeats never do.
+        if (calibration_ != nullptr && !calibration.joinable())
+          calibration = std::thread([this, session] { CalibrationLoop(session); });
         break;
       }
       case v1::ServerMessage::kJob: {
@@ -255,6 +259,7 @@ Status WorkerClient::RunSession(bool* established) {
     session->idle.notify_all();
   }
   if (heartbeat.joinable()) heartbeat.join();
+  if (calibration.joinable()) calibration.join();
   grpc::Status finished = session->stream->Finish();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -270,12 +275,6 @@ void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {
   while (!session->closed) {
     session->cv.wait_for(lock, std::chrono::milliseconds(session->heartbeat_ms));
     if (session->closed) break;
-    if (std::optional<v1::Calibration> figure = CalibrateIfDue(*session, lock)) {
-      if (session->closed) break;
-      v1::WorkerMessage calibration;
-      *calibration.mutable_calibration() = *figure;
-      if (!session->WriteLocked(calibration)) break;
-    }
     v1::WorkerMessage message;
     for (const std::string& id : session->running) {
       message.mutable_heartbeat()->add_running_job_ids(id);
@@ -285,23 +284,28 @@ void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {
   }
 }
 
-std::optional<v1::Calibration> WorkerClient::CalibrateIfDue(Session& session,
-                                                            std::unique_lock<std::mutex>& lock) {
-  if (calibration_ == nullptr || !session.calibration_due || !session.running.empty()) {
-    return std::nullopt;
+void WorkerClient::CalibrationLoop(const std::shared_ptr<Session>& session) {
+  std::unique_lock<std::mutex> lock(session->mu);
+  while (true) {
+    session->cv.wait(lock, [&] {
+      return session->closed || (session->calibration_due && session->running.empty());
+    });
+    if (session->closed) return;
+    session->calibration_due = false;
+    lock.unlock();  // jobs arriving meanwhile queue behind it in the engine
+    StatusOr<v1::Calibration> figure = calibration_->Measure();
+    lock.lock();
+    if (!figure.ok() || !(figure->median_seconds() > 0)) {
+      Log()->warn("worker {}: calibration failed: {}", worker_id_,
+                  figure.ok() ? "no time measured" : figure.status().message());
+      continue;
+    }
+    Log()->debug("calibration worker={} median_s={} cv={}", worker_id_,
+                 figure->median_seconds(), figure->repeat_cv());
+    v1::WorkerMessage message;
+    *message.mutable_calibration() = *figure;
+    if (!session->WriteLocked(message)) return;
   }
-  session.calibration_due = false;
-  lock.unlock();  // jobs arriving meanwhile queue behind it in the engine
-  StatusOr<v1::Calibration> figure = calibration_->Measure();
-  lock.lock();
-  if (!figure.ok() || !(figure->median_seconds() > 0)) {
-    Log()->warn("worker {}: calibration failed: {}", worker_id_,
-                figure.ok() ? "no time measured" : figure.status().message());
-    return std::nullopt;
-  }
-  Log()->debug("calibration worker={} median_s={} cv={}", worker_id_, figure->median_seconds(),
-               figure->repeat_cv());
-  return *figure;
 }
 
 }  // namespace tuned::worker

@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -87,9 +86,9 @@ class WorkerClient {
   /// One stream from hello to its end; `established` says whether the server accepted it.
   Status RunSession(bool* established);
   void HeartbeatLoop(const std::shared_ptr<Session>& session);
-  /// The calibration figure to send now, or nothing (not due, disabled, or it failed).
-  std::optional<v1::Calibration> CalibrateIfDue(Session& session,
-                                                std::unique_lock<std::mutex>& lock);
+  /// Times the calibration kernel whenever it is due (after hello, and when the last running
+  /// job is done) and sends the figure, until the session closes.
+  void CalibrationLoop(const std::shared_ptr<Session>& session);
 
   const WorkerClientOptions options_;
   MeasurementEngine& engine_;

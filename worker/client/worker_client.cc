@@ -286,6 +286,7 @@ void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {
 
 void WorkerClient::CalibrationLoop(const std::shared_ptr<Session>& session) {
   std::unique_lock<std::mutex> lock(session->mu);
+  bool warm = false;  // the first timing of a session is a warm-up: it would skew the baseline
   while (true) {
     session->cv.wait(lock, [&] {
       return session->closed || (session->calibration_due && session->running.empty());
@@ -293,6 +294,10 @@ void WorkerClient::CalibrationLoop(const std::shared_ptr<Session>& session) {
     if (session->closed) return;
     session->calibration_due = false;
     lock.unlock();  // jobs arriving meanwhile queue behind it in the engine
+    if (!warm) {
+      (void)calibration_->Measure();
+      warm = true;
+    }
     StatusOr<v1::Calibration> figure = calibration_->Measure();
     lock.lock();
     if (!figure.ok() || !(figure->median_seconds() > 0)) {

@@ -205,6 +205,8 @@ TEST_P(RpcClientsTest, EmbeddedStackRunsATaskToTheEnd) {
   ASSERT_NE(db, nullptr);
   auto records = db->TaskRecords(submitted->task_id());
   ASSERT_TRUE(records.ok()) << records.status().ToString();
+  // A drift of the local worker's calibration may add re-measures: trials are search records.
+  std::erase_if(*records, [](const v1::TuningRecord& r) { return r.kind() != v1::RECORD_KIND_SEARCH; });
   EXPECT_EQ(records->size(), 3u);
   for (const v1::TuningRecord& record : *records) {
     EXPECT_EQ(record.result().worker_id(), "embedded-test");
@@ -243,6 +245,7 @@ TEST_P(RpcClientsTest, APartialMeasureConfigFromAClientStillVerifies) {
   ASSERT_NE(db, nullptr);
   auto records = db->TaskRecords(submitted->task_id());
   ASSERT_TRUE(records.ok());
+  std::erase_if(*records, [](const v1::TuningRecord& r) { return r.kind() != v1::RECORD_KIND_SEARCH; });
   ASSERT_EQ(records->size(), 2u);
   int ok = 0;
   for (const v1::TuningRecord& record : *records) {

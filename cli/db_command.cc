@@ -14,6 +14,8 @@
 #include "cli/db_plot.h"
 #include "cli/workload_flags.h"
 #include "common/time.h"
+#include "common/version.h"
+#include "proto/measure_config.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/ir/tdl/definition.h"
 #include "tuning_db/database.h"
@@ -33,6 +35,9 @@ struct DbOptions {
   WorkloadFlags workload_file;  // show/best --workload-file (instead of SPEC)
   std::string target;     // best --target
   std::string device;     // best --device
+  std::string toolkit;    // best --toolkit
+  uint32_t codegen_version = kCodegenVersion;  // best --codegen-version (0: any)
+  uint32_t protocol_version = 0;               // best --protocol-version (0: any)
   int k = 5;              // best -k
   int limit = 10;         // show --limit
   int64_t record_id = 0;  // show --record
@@ -167,6 +172,24 @@ void PrintJson(const json& value) { std::printf("%s\n", value.dump(2).c_str()); 
 
 std::string RecordRepeats(const v1::MeasureResult& result) {
   return std::to_string(result.repeat_seconds_size());
+}
+
+// Why the record was measured: a search trial, a re-measure (noise, drift), the final top-k.
+std::string RecordKindLabel(v1::RecordKind kind) {
+  switch (kind) {
+    case v1::RECORD_KIND_REMEASURE: return "remeasure";
+    case v1::RECORD_KIND_FINAL: return "final";
+    default: return "search";
+  }
+}
+
+// The rest of a record's key: where and how it was measured.
+std::string RecordKey(const v1::TuningRecord& record) {
+  const std::string toolkit = record.result().device().toolkit_version();
+  return "device '" + record.result().device().model() + "', toolkit '" +
+         (toolkit.empty() ? "unknown" : toolkit) + "', code generation " +
+         std::to_string(record.codegen_version()) + ", protocol " +
+         std::to_string(v1::ProtocolVersion(record.config()));
 }
 
 // --- Sub-commands. ---
@@ -313,11 +336,11 @@ Status RunShow(const DbOptions& options) {
     return Status::Ok();
   }
   std::printf("\nrecords (at most %d per target, best first)\n", options.limit);
-  Table table({"ID", "TARGET", "STATUS", "MEDIAN", "GFLOP/S", "REPEATS", "WORKER", "DEVICE", "AGE",
-               "ERROR"});
+  Table table({"ID", "TARGET", "STATUS", "KIND", "MEDIAN", "GFLOP/S", "REPEATS", "WORKER",
+               "DEVICE", "AGE", "ERROR"});
   for (const auto& r : records) {
     table.AddRow({std::to_string(r.record_id()), r.target().target(),
-                  db::MeasureStatusLabel(r.result().status()),
+                  db::MeasureStatusLabel(r.result().status()), RecordKindLabel(r.kind()),
                   FormatSeconds(r.result().median_seconds()),
                   FormatGflops(r.workload().flops(), r.result().median_seconds()),
                   RecordRepeats(r.result()), r.result().worker_id(), r.result().device().model(),
@@ -372,6 +395,9 @@ Status RunBest(const DbOptions& options) {
   db::BestRecordsQuery query;
   query.workload_key = key;
   query.device_model = options.device;
+  query.toolkit_version = options.toolkit;
+  query.codegen_version = options.codegen_version;
+  query.protocol_version = options.protocol_version;
   query.limit = options.k;
   std::vector<std::pair<std::string, db::BestRecords>> results;
   if (targets.empty()) {  // No records at all: let the database explain.
@@ -406,10 +432,10 @@ Status RunBest(const DbOptions& options) {
       }
       std::printf("target %s\n", target.c_str());
       Table table(
-          {"RANK", "ID", "MEDIAN", "GFLOP/S", "REPEATS", "WORKER", "DEVICE", "AGE", "TRACE"});
+          {"RANK", "ID", "KIND", "MEDIAN", "GFLOP/S", "REPEATS", "WORKER", "DEVICE", "AGE", "TRACE"});
       int rank = 1;
       for (const auto& r : best.records) {
-        table.AddRow({std::to_string(rank++), std::to_string(r.record_id()),
+        table.AddRow({std::to_string(rank++), std::to_string(r.record_id()), RecordKindLabel(r.kind()),
                       FormatSeconds(r.result().median_seconds()),
                       FormatGflops(r.workload().flops(), r.result().median_seconds()),
                       RecordRepeats(r.result()), r.result().worker_id(),
@@ -417,7 +443,7 @@ Status RunBest(const DbOptions& options) {
                       r.trace_hash().substr(0, 12)});
       }
       std::fputs(table.Render().c_str(), stdout);
-      std::printf("\n");
+      std::printf("key of rank 1: %s\n\n", RecordKey(best.records.front()).c_str());
     }
   }
   if (!found) return NotFoundError("no best record: " + results.front().second.miss_reason);
@@ -602,6 +628,14 @@ void RegisterDbCommand(Program& program) {
   AddWorkloadFileFlags(*best, options->workload_file);
   best->add_option("--target", options->target, "Target string (default: every target)");
   best->add_option("--device", options->device, "Only records measured on this device model");
+  best->add_option("--toolkit", options->toolkit,
+                   "Only records built with this toolkit, e.g. 'LLVM 16.0.6' (default: any)");
+  best->add_option("--codegen-version", options->codegen_version,
+                   "Only records of this code-generation version (default: this tuned's; 0: any)")
+      ->capture_default_str();
+  best->add_option("--protocol-version", options->protocol_version,
+                   "Only records of this timing-protocol version (0: any)")
+      ->capture_default_str();
   best->add_option("-k", options->k, "Records per target")->capture_default_str();
   CLI::App* exp = add("export", "Export every record as JSON Lines", RunExport);
   exp->add_option("--format", options->format, "Export format")->capture_default_str();

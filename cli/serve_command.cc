@@ -36,6 +36,7 @@ struct ServeFlags {
   int max_attempts = 2;
   int task_check_ms = 2000;
   int queue_timeout_s = 180;
+  double drift_threshold = 0.10;
   int max_message_bytes = server::kDefaultMaxMessageBytes;
   std::string metrics_listen;
 };
@@ -124,6 +125,10 @@ Status RunServe(const ServeFlags& flags) {
   config.dispatcher.max_attempts = flags.max_attempts;
   if (flags.queue_timeout_s < 0) return InvalidArgumentError("--queue-timeout must not be negative");
   config.dispatcher.queue_timeout_ms = flags.queue_timeout_s * 1000;
+  if (!(flags.drift_threshold >= 0)) {
+    return InvalidArgumentError("--drift-threshold must be a number >= 0");
+  }
+  config.dispatcher.drift_threshold = flags.drift_threshold;
 
   std::unique_ptr<ServeMetrics> metrics;
   if (!flags.metrics_listen.empty()) {
@@ -214,6 +219,10 @@ void RegisterServeCommand(Program& program) {
   cmd->add_option("--metrics-listen", flags->metrics_listen,
                   "Serve Prometheus metrics (/metrics) and the live status page (/) over HTTP "
                   "on host:port (port 0: any); behind the client/admin/shared token when set");
+  cmd->add_option("--drift-threshold", flags->drift_threshold,
+                  "Re-measure a worker's batch when its calibration kernel's time moves more than "
+                  "this fraction from its first figure (0: off)")
+      ->capture_default_str();
   cmd->add_option("--max-message-bytes", flags->max_message_bytes,
                   "Largest gRPC message accepted or sent, bytes")
       ->capture_default_str();

@@ -39,6 +39,9 @@ struct TuneFlags {
   double min_repeat_ms = -1;
   uint32_t build_timeout_ms = 0;
   bool no_verify = false;
+  double noise_cv = -1;  // re-measure flags: negative means "the server's default"
+  int top_k = -1;
+  int top_k_rounds = -1;
   uint32_t slots = 1;
   int wait_s = 60;
 };
@@ -183,6 +186,9 @@ Status RunTune(const TuneFlags& flags) {
   if (flags.min_repeat_ms >= 0) spec.mutable_measure()->set_min_repeat_ms(flags.min_repeat_ms);
   if (flags.build_timeout_ms > 0) spec.mutable_measure()->set_build_timeout_ms(flags.build_timeout_ms);
   if (flags.no_verify) spec.mutable_measure()->set_verify(false);
+  if (flags.noise_cv >= 0) spec.mutable_remeasure()->set_noise_cv_threshold(flags.noise_cv);
+  if (flags.top_k >= 0) spec.mutable_remeasure()->set_top_k(uint32_t(flags.top_k));
+  if (flags.top_k_rounds >= 0) spec.mutable_remeasure()->set_top_k_rounds(uint32_t(flags.top_k_rounds));
   if (!flags.target.empty()) spec.mutable_target()->set_target(flags.target);
 
   const auto start = Clock::now();
@@ -247,6 +253,14 @@ void RegisterTuneCommand(Program& program) {
   cmd->add_flag("--no-verify", flags->no_verify,
                 "Do not check outputs against the reference (records are marked unverified and "
                 "never become a best record unless a lookup allows it)");
+  cmd->add_option("--noise-cv", flags->noise_cv,
+                  "Re-measure, with 3x the repeats, a record whose repeat CV is above this before "
+                  "it may rank (default 0.05; 0: never)");
+  cmd->add_option("--top-k", flags->top_k,
+                  "At the end, re-measure the best K traces interleaved and pick the winner on "
+                  "those figures (default 5; 0: off)");
+  cmd->add_option("--top-k-rounds", flags->top_k_rounds,
+                  "Rounds of the final re-measure, one job per trace each (default 4)");
   cmd->add_option("--slots", flags->slots, "Embedded: jobs the local worker builds at once")
       ->capture_default_str();
   cmd->add_option("--wait-s", flags->wait_s,

@@ -41,6 +41,7 @@ struct WorkerFlags {
   int reconnect_max_ms = 5000;
   int drain_timeout_ms = 20000;
   std::string metrics_listen;
+  bool no_calibration = false;
 };
 
 // `--metrics-listen`: the worker's own metrics over HTTP (no credential: they hold no task
@@ -101,6 +102,7 @@ Status RunWorker(const WorkerFlags& flags) {
   options.slots = flags.slots;
   options.max_reconnects = flags.max_reconnects;
   options.reconnect_max_ms = flags.reconnect_max_ms;
+  options.calibrate = !flags.no_calibration;
   options.worker_id = flags.id;
   // One id for the engine's results, the client's hello and the logs.
   if (options.worker_id.empty()) {
@@ -165,6 +167,8 @@ int main(int argc, char** argv) {
   app.add_option("--reconnect-max-ms", flags->reconnect_max_ms,
                  "Longest wait between reconnection attempts, ms")
       ->capture_default_str();
+  app.add_flag("--no-calibration", flags->no_calibration,
+               "Do not time the calibration kernel between batches (no drift detection)");
   app.add_option("--drain-timeout-ms", flags->drain_timeout_ms,
                  "On SIGTERM/SIGINT, how long to finish the jobs held before handing them back, ms")
       ->capture_default_str();

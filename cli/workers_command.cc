@@ -42,6 +42,10 @@ Status RunWorkers(const WorkersFlags& flags) {
                                 {"results", w.results()},
                                 {"leases_lost", w.leases_lost()},
                                 {"draining", w.draining()},
+                                {"calibration_baseline_seconds", w.calibration_baseline_seconds()},
+                                {"calibration_last_seconds", w.calibration_last_seconds()},
+                                {"drift_events", w.drift_events()},
+                                {"last_drift", w.last_drift()},
                                 {"connected_unix_ms", w.connected_unix_ms()},
                                 {"last_seen_unix_ms", w.last_seen_unix_ms()}});
     }
@@ -64,6 +68,14 @@ Status RunWorkers(const WorkersFlags& flags) {
                 (std::to_string((now - w.last_seen_unix_ms()) / 1000) + "s").c_str(),
                 (std::to_string((now - w.connected_unix_ms()) / 1000) + "s").c_str(),
                 w.hello().target().target().c_str(), w.hello().device().model().c_str());
+    // Drift detection: the calibration kernel's time now and first, and the last drift.
+    if (w.calibration_baseline_seconds() > 0) {
+      std::printf("  calibration %s (first %s), %llu drift(s)%s%s\n",
+                  FormatSeconds(w.calibration_last_seconds()).c_str(),
+                  FormatSeconds(w.calibration_baseline_seconds()).c_str(),
+                  static_cast<unsigned long long>(w.drift_events()),
+                  w.last_drift().empty() ? "" : ", last: ", w.last_drift().c_str());
+    }
   }
   return Status::Ok();
 }

@@ -26,6 +26,12 @@ inline bool IsVerified(const MeasureConfig& config) {
   return !config.has_verify() || config.verify();
 }
 
+/// The timing protocol's version a record was measured with (1 where the config predates the
+/// field): part of a record's key.
+inline uint32_t ProtocolVersion(const MeasureConfig& config) {
+  return config.has_protocol_version() ? config.protocol_version() : 1;
+}
+
 }  // namespace tuned::v1
 
 #endif  // TUNED_PROTO_MEASURE_CONFIG_H_

@@ -216,15 +216,20 @@ class PostgresDatabase::BatchWriter final : public RecordBatchWriter {
         .Text(row.task_id)
         .Int(row.created_unix_ms)
         .Text(row.origin)
-        .Int(row.verified ? 1 : 0);
+        .Int(row.verified ? 1 : 0)
+        .Int(row.kind)
+        .Text(row.toolkit_version)
+        .Int(row.codegen_version)
+        .Int(row.protocol_version);
     // The unique identity index decides what is a duplicate, also between processes.
     TUNED_ASSIGN_OR_RETURN(
         PgResult inserted,
         conn_.Query("INSERT INTO records(workload_id, target_id, trace, trace_hash, status, "
                     "median_seconds, error, result, config, worker_id, device_model, "
-                    "tuner_version, task_id, created_unix_ms, origin, verified) "
+                    "tuner_version, task_id, created_unix_ms, origin, verified, kind, "
+                    "toolkit_version, codegen_version, protocol_version) "
                     "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
-                    "$16) "
+                    "$16, $17, $18, $19, $20) "
                     "ON CONFLICT(workload_id, target_id, trace_hash, worker_id, created_unix_ms) "
                     "DO NOTHING RETURNING id",
                     params));
@@ -282,6 +287,23 @@ StatusOr<int> PostgresDatabase::CountWorkerLoss(const std::string& workload_key,
   const int losses = static_cast<int>(counted.Int(0, 0));
   TUNED_RETURN_IF_ERROR(txn.Commit());
   return losses;
+}
+
+Status PostgresDatabase::InsertCalibration(const WorkerCalibration& calibration) {
+  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
+  PgParams row;
+  row.Text(calibration.worker_id)
+      .Text(calibration.device_model)
+      .Double(calibration.median_seconds)
+      .Double(calibration.repeat_cv)
+      .Double(calibration.drift)
+      .Int(calibration.drifted ? 1 : 0)
+      .Int(calibration.created_unix_ms);
+  return conn
+      ->Query("INSERT INTO worker_calibrations(worker_id, device_model, median_seconds, "
+              "repeat_cv, drift, drifted, created_unix_ms) VALUES($1, $2, $3, $4, $5, $6, $7)",
+              row)
+      .status();
 }
 
 Status PostgresDatabase::SaveTask(const v1::TaskStatus& status) {

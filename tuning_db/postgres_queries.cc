@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tuning_db/postgres_database_internal.h"
+#include "tuning_db/record_key_internal.h"
 #include "tuning_db/record_text.h"
 #include "tuning_db/stored_record_internal.h"
 
@@ -25,6 +26,14 @@ StatusOr<v1::TuningRecord> RecordFromRow(const PgResult& rows, int row) {
 }
 
 std::string Quoted(const std::string& text) { return "'" + text + "'"; }
+
+// Appends the four parameters of KeyConditionsSql.
+void AddKey(PgParams& params, const MeasurementKey& key) {
+  params.Text(key.device_model)
+      .Text(key.toolkit_version)
+      .Int(key.codegen_version)
+      .Int(key.protocol_version);
+}
 
 constexpr char kTaskSelect[] =
     "SELECT task_id, spec, state, trials_done, best_record_id, error, updated_unix_ms FROM tasks ";
@@ -172,13 +181,12 @@ StatusOr<BestRecords> PostgresDatabase::GetBestRecords(const BestRecordsQuery& q
   if (workload_id != 0 && target_id != 0) {
     PgParams params;
     params.Int(workload_id).Int(target_id).Int(query.limit);
+    AddKey(params, query.Key());
     std::string sql = std::string(kPgRecordSelect) +
-                      "WHERE r.workload_id = $1 AND r.target_id = $2 AND r.status = 1";
-    if (!query.device_model.empty()) {
-      params.Text(query.device_model);
-      sql += " AND r.device_model = $4";
-    }
+                      "WHERE r.workload_id = $1 AND r.target_id = $2 AND r.status = 1" +
+                      KeyConditionsSql("r", 4, '$');
     if (!query.allow_unverified) sql += " AND r.verified <> 0";
+    sql += RankingConditionsSql(4, '$', query.allow_unverified);
     sql += " ORDER BY r.median_seconds, r.id LIMIT $3";
     TUNED_ASSIGN_OR_RETURN(best.records, QueryRecords(*conn, sql, params));
   }
@@ -247,20 +255,19 @@ StatusOr<std::string> PostgresDatabase::ExplainMiss(PgConnection& conn,
                    pair));
     if (verified.Int(0, 0) == 0) return UnverifiedOnlyReason(workload, query.target, here_ok);
   }
-  // Verified OK records exist for the target, so the device filter excluded them all.
+  // Verified OK records exist for the target, so the key excluded them all.
   TUNED_ASSIGN_OR_RETURN(
-      PgResult devices,
-      conn.Query("SELECT device_model, COUNT(*) FROM records WHERE workload_id = $1 "
-                 "AND target_id = $2 AND status = 1 GROUP BY device_model "
-                 "ORDER BY device_model COLLATE \"C\"",
+      PgResult keys,
+      conn.Query("SELECT device_model, toolkit_version, codegen_version, protocol_version, "
+                 "COUNT(*) FROM records WHERE workload_id = $1 AND target_id = $2 AND status = 1 "
+                 "GROUP BY device_model, toolkit_version, codegen_version, protocol_version",
                  pair));
-  std::string reason = "no ok records of " + workload + " for target " + Quoted(query.target) +
-                       " on device " + Quoted(query.device_model) + "; ok records exist on: ";
-  for (int row = 0; row < devices.rows(); ++row) {
-    reason += (row ? ", " : "") + Quoted(devices.Text(row, 0)) + " (" +
-              std::to_string(devices.Int(row, 1)) + ")";
+  std::vector<KeyCount> existing;
+  for (int row = 0; row < keys.rows(); ++row) {
+    existing.push_back({keys.Text(row, 0), keys.Text(row, 1), keys.Int(row, 2), keys.Int(row, 3),
+                        keys.Int(row, 4)});
   }
-  return reason;
+  return KeyMissReason(query, workload, existing);
 }
 
 StatusOr<int> PostgresDatabase::WorkerLosses(const std::string& workload_key,
@@ -313,22 +320,24 @@ StatusOr<std::vector<v1::TuningRecord>> PostgresDatabase::TaskRecords(const std:
 
 StatusOr<bool> PostgresDatabase::HasMeasured(const std::string& workload_key,
                                              const std::string& target,
-                                             const std::string& trace_hash) {
+                                             const std::string& trace_hash,
+                                             const MeasurementKey& key) {
   TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
   PgParams params;
   params.Text(workload_key).Text(target).Text(trace_hash);
+  AddKey(params, key);
   TUNED_ASSIGN_OR_RETURN(
       PgResult row,
-      conn->Query("SELECT 1 FROM records WHERE workload_id = (SELECT id FROM workloads WHERE "
-                  "key = $1) AND target_id = (SELECT id FROM targets WHERE target = $2) AND "
-                  "trace_hash = $3 LIMIT 1",
+      conn->Query("SELECT 1 FROM records r WHERE r.workload_id = (SELECT id FROM workloads WHERE "
+                  "key = $1) AND r.target_id = (SELECT id FROM targets WHERE target = $2) AND "
+                  "r.trace_hash = $3" + KeyConditionsSql("r", 4, '$') + " LIMIT 1",
                   params));
   return row.rows() > 0;
 }
 
 StatusOr<std::set<std::string>> PostgresDatabase::MeasuredTraceHashes(
     const std::string& workload_key, const std::string& target,
-    const std::vector<std::string>& trace_hashes) {
+    const std::vector<std::string>& trace_hashes, const MeasurementKey& key) {
   constexpr size_t kChunk = 64;  // As on SQLite: one query per 64 hashes.
   TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
   std::set<std::string> measured;
@@ -338,15 +347,37 @@ StatusOr<std::set<std::string>> PostgresDatabase::MeasuredTraceHashes(
     params.Text(workload_key)
         .Text(target)
         .Text(TextArray(std::span(trace_hashes).subspan(begin, count)));
+    AddKey(params, key);
     TUNED_ASSIGN_OR_RETURN(
         PgResult rows,
-        conn->Query("SELECT DISTINCT trace_hash FROM records WHERE workload_id = (SELECT id "
-                    "FROM workloads WHERE key = $1) AND target_id = (SELECT id FROM targets "
-                    "WHERE target = $2) AND trace_hash = ANY($3::text[])",
+        conn->Query("SELECT DISTINCT r.trace_hash FROM records r WHERE r.workload_id = (SELECT "
+                    "id FROM workloads WHERE key = $1) AND r.target_id = (SELECT id FROM targets "
+                    "WHERE target = $2) AND r.trace_hash = ANY($3::text[])" +
+                        KeyConditionsSql("r", 4, '$'),
                     params));
     for (int row = 0; row < rows.rows(); ++row) measured.insert(rows.Text(row, 0));
   }
   return measured;
+}
+
+StatusOr<std::vector<WorkerCalibration>> PostgresDatabase::ListCalibrations(
+    const std::string& worker_id, int limit) {
+  TUNED_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_->Acquire());
+  PgParams params;
+  params.Text(worker_id).Int(limit);
+  TUNED_ASSIGN_OR_RETURN(
+      PgResult rows,
+      conn->Query("SELECT worker_id, device_model, median_seconds, repeat_cv, drift, drifted, "
+                  "created_unix_ms FROM (SELECT * FROM worker_calibrations WHERE worker_id = $1 "
+                  "ORDER BY id DESC LIMIT $2) newest ORDER BY id",
+                  params));
+  std::vector<WorkerCalibration> out;
+  for (int row = 0; row < rows.rows(); ++row) {
+    out.push_back({rows.Text(row, 0), rows.Text(row, 1), rows.Double(row, 2),
+                   rows.Double(row, 3), rows.Double(row, 4), rows.Int(row, 5) != 0,
+                   rows.Int(row, 6)});
+  }
+  return out;
 }
 
 StatusOr<DatabaseStats> PostgresDatabase::Stats() {

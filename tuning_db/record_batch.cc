@@ -51,6 +51,10 @@ StatusOr<InsertResult> InsertRecordBatch(std::span<const v1::TuningRecord> recor
     if (row.created_unix_ms == 0 && options.stamp_missing_time) row.created_unix_ms = now;
     row.origin = record.origin().empty() ? database_id : record.origin();
     row.verified = v1::IsVerified(record.config());
+    row.kind = record.kind();
+    row.toolkit_version = result.device().toolkit_version();
+    row.codegen_version = record.codegen_version();
+    row.protocol_version = v1::ProtocolVersion(record.config());
 
     TUNED_ASSIGN_OR_RETURN(int64_t inserted, writer.InsertIfNew(row));
     if (inserted != 0) {

@@ -35,6 +35,10 @@ struct RecordRow {
   int64_t created_unix_ms = 0;
   std::string origin;
   bool verified = true;  // outputs were checked against the reference (v1::IsVerified)
+  int64_t kind = 0;      // v1::RecordKind
+  std::string toolkit_version;
+  int64_t codegen_version = 0;
+  int64_t protocol_version = 1;
 };
 
 /// The statements of one backend, run inside the transaction of its InsertRecords.

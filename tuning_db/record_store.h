@@ -30,6 +30,17 @@ struct InsertResult {
   std::vector<int64_t> record_ids;  // Per input record: its row id, existing one for duplicates.
 };
 
+/// Where and how a record was measured, beyond its workload and target: the rest of the key a
+/// lookup or "was it measured?" matches. An empty or 0 field matches any record. A record that
+/// predates a field (schema 4: toolkit '' and code generation 0) matches any value of it: its
+/// version is unknown, not different.
+struct MeasurementKey {
+  std::string device_model;       // e.g. "AMD EPYC 7B13", "NVIDIA H200".
+  std::string toolkit_version;    // e.g. "LLVM 16.0.6" (the worker's DeviceInfo).
+  uint32_t codegen_version = 0;   // kCodegenVersion (common/version.h) of what tuned builds now.
+  uint32_t protocol_version = 0;  // MeasureConfig.protocol_version.
+};
+
 struct BestRecordsQuery {
   std::string workload_key;
   std::string target;
@@ -38,6 +49,13 @@ struct BestRecordsQuery {
   /// Also rank records measured with verification off (`verify: false`); off by default, so
   /// an unchecked output never becomes a best record unless the caller asks.
   bool allow_unverified = false;
+  std::string toolkit_version;    // Empty matches any toolkit (MeasurementKey).
+  uint32_t codegen_version = 0;   // 0 matches any code generation.
+  uint32_t protocol_version = 0;  // 0 matches any timing protocol.
+
+  MeasurementKey Key() const {
+    return {device_model, toolkit_version, codegen_version, protocol_version};
+  }
 };
 
 struct BestRecords {
@@ -88,6 +106,17 @@ inline bool QuarantinesTrace(v1::MeasureStatus status) {
   return false;
 }
 
+/// One timing of a worker's calibration kernel, as the server stored it.
+struct WorkerCalibration {
+  std::string worker_id;
+  std::string device_model;
+  double median_seconds = 0;
+  double repeat_cv = 0;
+  double drift = 0;      // (median - the worker's first median) / the first median
+  bool drifted = false;  // |drift| was beyond the threshold: the batch was re-measured
+  int64_t created_unix_ms = 0;
+};
+
 class RecordStore {
  public:
   virtual ~RecordStore() = default;
@@ -130,19 +159,30 @@ class RecordStore {
   /// NotFound when no record has row id `record_id`.
   virtual StatusOr<v1::TuningRecord> GetRecord(int64_t record_id) = 0;
   virtual StatusOr<std::vector<v1::TuningRecord>> ListRecords(const RecordFilter& filter) = 0;
-  /// The best `query.limit` OK records by median; when there are none, `miss_reason` says why:
-  /// no such workload, records only for other targets or devices (named), or only failures.
+  /// The best `query.limit` OK records by median, of the records of its key; when there are
+  /// none, `miss_reason` says why: no such workload, records only for other targets, devices or
+  /// versions (named), or only failures. Ranking (docs/tuning_db.md): per trace only the
+  /// records of its latest kind count (a re-measure replaces the figure it re-measured), and
+  /// where FINAL records exist only they rank.
   virtual StatusOr<BestRecords> GetBestRecords(const BestRecordsQuery& query) = 0;
   /// Every record a task produced, in insertion order.
   virtual StatusOr<std::vector<v1::TuningRecord>> TaskRecords(const std::string& task_id) = 0;
-  /// Whether a trace with `trace_hash` was measured (any status) for the workload and target.
+  /// Whether a trace with `trace_hash` was measured (any status) for the workload, target and
+  /// `key` (every record of the pair when `key` is empty).
   virtual StatusOr<bool> HasMeasured(const std::string& workload_key, const std::string& target,
-                                     const std::string& trace_hash) = 0;
-  /// Of `trace_hashes`, those measured (any status) for the workload and target: HasMeasured for
-  /// many traces in one read (one query per 64 hashes).
+                                     const std::string& trace_hash,
+                                     const MeasurementKey& key = {}) = 0;
+  /// Of `trace_hashes`, those measured (any status) for the workload, target and `key`:
+  /// HasMeasured for many traces in one read (one query per 64 hashes).
   virtual StatusOr<std::set<std::string>> MeasuredTraceHashes(
       const std::string& workload_key, const std::string& target,
-      const std::vector<std::string>& trace_hashes) = 0;
+      const std::vector<std::string>& trace_hashes, const MeasurementKey& key = {}) = 0;
+
+  /// Stores one calibration figure of a worker (drift detection, docs/server.md).
+  virtual Status InsertCalibration(const WorkerCalibration& calibration) = 0;
+  /// The worker's calibration figures, oldest first (at most `limit`, the newest).
+  virtual StatusOr<std::vector<WorkerCalibration>> ListCalibrations(const std::string& worker_id,
+                                                                    int limit) = 0;
 
   /// Convenience: inserts one record and returns its row id.
   StatusOr<int64_t> InsertRecord(const v1::TuningRecord& record);

@@ -292,7 +292,11 @@ class SqliteDatabase::BatchWriter final : public RecordBatchWriter {
         .BindText(13, row.task_id)
         .BindInt(14, row.created_unix_ms)
         .BindText(15, row.origin)
-        .BindInt(16, row.verified ? 1 : 0);
+        .BindInt(16, row.verified ? 1 : 0)
+        .BindInt(17, row.kind)
+        .BindText(18, row.toolkit_version)
+        .BindInt(19, row.codegen_version)
+        .BindInt(20, row.protocol_version);
     if (row.median_seconds) {
       insert_->BindDouble(6, *row.median_seconds);
     } else {
@@ -330,8 +334,9 @@ StatusOr<InsertResult> SqliteDatabase::InsertRecords(std::span<const v1::TuningR
       CachedStatement insert,
       Cached("INSERT OR IGNORE INTO records(workload_id, target_id, trace, trace_hash, status, "
              "median_seconds, error, result, config, worker_id, device_model, tuner_version, "
-             "task_id, created_unix_ms, origin, verified) "
-             "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+             "task_id, created_unix_ms, origin, verified, kind, toolkit_version, "
+             "codegen_version, protocol_version) "
+             "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   TUNED_ASSIGN_OR_RETURN(
       CachedStatement find,
       Cached("SELECT id FROM records WHERE workload_id = ? AND target_id = ? AND trace_hash = ? "

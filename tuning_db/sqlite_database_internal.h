@@ -38,10 +38,13 @@ class SqliteDatabase final : public Database {
   StatusOr<BestRecords> GetBestRecords(const BestRecordsQuery& query) override;
   StatusOr<std::vector<v1::TuningRecord>> TaskRecords(const std::string& task_id) override;
   StatusOr<bool> HasMeasured(const std::string& workload_key, const std::string& target,
-                             const std::string& trace_hash) override;
+                             const std::string& trace_hash, const MeasurementKey& key) override;
   StatusOr<std::set<std::string>> MeasuredTraceHashes(
       const std::string& workload_key, const std::string& target,
-      const std::vector<std::string>& trace_hashes) override;
+      const std::vector<std::string>& trace_hashes, const MeasurementKey& key) override;
+  Status InsertCalibration(const WorkerCalibration& calibration) override;
+  StatusOr<std::vector<WorkerCalibration>> ListCalibrations(const std::string& worker_id,
+                                                            int limit) override;
   StatusOr<DatabaseStats> Stats() override;
   StatusOr<int> CountWorkerLoss(const std::string& workload_key, const std::string& target,
                                 const std::string& trace_hash, const std::string& reason) override;
@@ -81,7 +84,8 @@ class SqliteDatabase final : public Database {
 /// The column list `QueryRecordsLocked` reads, with the joins it needs; append WHERE/ORDER BY.
 inline constexpr char kRecordSelect[] =
     "SELECT r.id, w.workload, t.target, t.kind, r.trace, r.trace_hash, r.result, r.config, "
-    "r.tuner_version, r.task_id, r.created_unix_ms, r.origin FROM records r "
+    "r.tuner_version, r.task_id, r.created_unix_ms, r.origin, r.kind, r.codegen_version "
+    "FROM records r "
     "JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id ";
 
 }  // namespace tuned::db

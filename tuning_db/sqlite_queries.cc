@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "tuning_db/record_key_internal.h"
 #include "tuning_db/record_text.h"
 #include "tuning_db/stored_record_internal.h"
 #include "tuning_db/sqlite_database_internal.h"
@@ -25,6 +26,14 @@ StatusOr<v1::TuningRecord> RecordFromRow(const Statement& stmt) {
 }
 
 std::string Quoted(const std::string& text) { return "'" + text + "'"; }
+
+// Binds the four parameters of KeyConditionsSql from `first`.
+void BindKey(Statement& stmt, int first, const MeasurementKey& key) {
+  stmt.BindText(first, key.device_model)
+      .BindText(first + 1, key.toolkit_version)
+      .BindInt(first + 2, key.codegen_version)
+      .BindInt(first + 3, key.protocol_version);
+}
 
 }  // namespace
 
@@ -139,13 +148,14 @@ StatusOr<BestRecords> SqliteDatabase::GetBestRecords(const BestRecordsQuery& que
   BestRecords best;
   if (workload_id != 0 && target_id != 0) {
     std::string sql = std::string(kRecordSelect) +
-                      "WHERE r.workload_id = ?1 AND r.target_id = ?2 AND r.status = 1";
-    if (!query.device_model.empty()) sql += " AND r.device_model = ?4";
+                      "WHERE r.workload_id = ?1 AND r.target_id = ?2 AND r.status = 1" +
+                      KeyConditionsSql("r", 4, '?');
     if (!query.allow_unverified) sql += " AND r.verified <> 0";
+    sql += RankingConditionsSql(4, '?', query.allow_unverified);
     sql += " ORDER BY r.median_seconds, r.id LIMIT ?3";
     TUNED_ASSIGN_OR_RETURN(CachedStatement stmt, Cached(sql));
     stmt->BindInt(1, workload_id).BindInt(2, target_id).BindInt(3, query.limit);
-    if (!query.device_model.empty()) stmt->BindText(4, query.device_model);
+    BindKey(*stmt, 4, query.Key());
     TUNED_ASSIGN_OR_RETURN(best.records, QueryRecordsLocked(*stmt));
   }
   if (best.records.empty()) {
@@ -213,23 +223,21 @@ StatusOr<std::string> SqliteDatabase::ExplainMissLocked(const BestRecordsQuery& 
       return UnverifiedOnlyReason(workload, query.target, here_ok);
     }
   }
-  // Verified OK records exist for the target, so the device filter excluded them all.
-  TUNED_ASSIGN_OR_RETURN(CachedStatement devices,
-                         Cached("SELECT device_model, COUNT(*) FROM records WHERE workload_id = ? "
-                                "AND target_id = ? AND status = 1 GROUP BY device_model "
-                                "ORDER BY device_model"));
-  devices->BindInt(1, workload_id).BindInt(2, target_id);
-  std::string reason = "no ok records of " + workload + " for target " + Quoted(query.target) +
-                       " on device " + Quoted(query.device_model) + "; ok records exist on: ";
-  bool first = true;
+  // Verified OK records exist for the target, so the key excluded them all.
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement keys,
+      Cached("SELECT device_model, toolkit_version, codegen_version, protocol_version, COUNT(*) "
+             "FROM records WHERE workload_id = ? AND target_id = ? AND status = 1 GROUP BY "
+             "device_model, toolkit_version, codegen_version, protocol_version"));
+  keys->BindInt(1, workload_id).BindInt(2, target_id);
+  std::vector<KeyCount> existing;
   while (true) {
-    TUNED_ASSIGN_OR_RETURN(bool has_row, devices->Step());
+    TUNED_ASSIGN_OR_RETURN(bool has_row, keys->Step());
     if (!has_row) break;
-    reason += (first ? "" : ", ") + Quoted(devices->ColumnText(0)) + " (" +
-              std::to_string(devices->ColumnInt(1)) + ")";
-    first = false;
+    existing.push_back({keys->ColumnText(0), keys->ColumnText(1), keys->ColumnInt(2),
+                        keys->ColumnInt(3), keys->ColumnInt(4)});
   }
-  return reason;
+  return KeyMissReason(query, workload, existing);
 }
 
 StatusOr<int> SqliteDatabase::WorkerLosses(const std::string& workload_key,
@@ -281,28 +289,31 @@ StatusOr<std::vector<v1::TuningRecord>> SqliteDatabase::TaskRecords(const std::s
 
 StatusOr<bool> SqliteDatabase::HasMeasured(const std::string& workload_key,
                                            const std::string& target,
-                                           const std::string& trace_hash) {
+                                           const std::string& trace_hash,
+                                           const MeasurementKey& key) {
   std::lock_guard lock(mutex_);
   TUNED_ASSIGN_OR_RETURN(
       CachedStatement stmt,
-      Cached("SELECT 1 FROM records WHERE workload_id = (SELECT id FROM workloads WHERE key = ?) "
-             "AND target_id = (SELECT id FROM targets WHERE target = ?) AND trace_hash = ? "
-             "LIMIT 1"));
+      Cached("SELECT 1 FROM records r WHERE r.workload_id = (SELECT id FROM workloads WHERE key = "
+             "?1) AND r.target_id = (SELECT id FROM targets WHERE target = ?2) AND r.trace_hash = "
+             "?3" + KeyConditionsSql("r", 4, '?') + " LIMIT 1"));
   stmt->BindText(1, workload_key).BindText(2, target).BindText(3, trace_hash);
+  BindKey(*stmt, 4, key);
   return stmt->Step();
 }
 
 StatusOr<std::set<std::string>> SqliteDatabase::MeasuredTraceHashes(
     const std::string& workload_key, const std::string& target,
-    const std::vector<std::string>& trace_hashes) {
+    const std::vector<std::string>& trace_hashes, const MeasurementKey& key) {
   // One statement of a fixed width, so it is prepared once; a short chunk repeats its first hash.
+  // Parameters: workload, target, the key's four, then the hashes.
   constexpr size_t kChunk = 64;
   static const std::string kSql = [] {
     std::string sql =
-        "SELECT DISTINCT trace_hash FROM records WHERE workload_id = (SELECT id FROM workloads "
-        "WHERE key = ?) AND target_id = (SELECT id FROM targets WHERE target = ?) AND trace_hash "
-        "IN (?";
-    for (size_t i = 1; i < kChunk; ++i) sql += ",?";
+        "SELECT DISTINCT r.trace_hash FROM records r WHERE r.workload_id = (SELECT id FROM "
+        "workloads WHERE key = ?1) AND r.target_id = (SELECT id FROM targets WHERE target = ?2)" +
+        KeyConditionsSql("r", 3, '?') + " AND r.trace_hash IN (?7";
+    for (size_t i = 1; i < kChunk; ++i) sql += ",?" + std::to_string(7 + i);
     return sql + ")";
   }();
   std::lock_guard lock(mutex_);
@@ -310,9 +321,10 @@ StatusOr<std::set<std::string>> SqliteDatabase::MeasuredTraceHashes(
   for (size_t begin = 0; begin < trace_hashes.size(); begin += kChunk) {
     TUNED_ASSIGN_OR_RETURN(CachedStatement stmt, Cached(kSql));
     stmt->BindText(1, workload_key).BindText(2, target);
+    BindKey(*stmt, 3, key);
     for (size_t i = 0; i < kChunk; ++i) {
       size_t index = begin + i < trace_hashes.size() ? begin + i : begin;
-      stmt->BindText(int(3 + i), trace_hashes[index]);
+      stmt->BindText(int(7 + i), trace_hashes[index]);
     }
     while (true) {
       TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
@@ -321,6 +333,42 @@ StatusOr<std::set<std::string>> SqliteDatabase::MeasuredTraceHashes(
     }
   }
   return measured;
+}
+
+Status SqliteDatabase::InsertCalibration(const WorkerCalibration& calibration) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement stmt,
+      Cached("INSERT INTO worker_calibrations(worker_id, device_model, median_seconds, "
+             "repeat_cv, drift, drifted, created_unix_ms) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+  stmt->BindText(1, calibration.worker_id)
+      .BindText(2, calibration.device_model)
+      .BindDouble(3, calibration.median_seconds)
+      .BindDouble(4, calibration.repeat_cv)
+      .BindDouble(5, calibration.drift)
+      .BindInt(6, calibration.drifted ? 1 : 0)
+      .BindInt(7, calibration.created_unix_ms);
+  return stmt->Run();
+}
+
+StatusOr<std::vector<WorkerCalibration>> SqliteDatabase::ListCalibrations(
+    const std::string& worker_id, int limit) {
+  std::lock_guard lock(mutex_);
+  TUNED_ASSIGN_OR_RETURN(
+      CachedStatement stmt,
+      Cached("SELECT worker_id, device_model, median_seconds, repeat_cv, drift, drifted, "
+             "created_unix_ms FROM (SELECT * FROM worker_calibrations WHERE worker_id = ? "
+             "ORDER BY id DESC LIMIT ?) ORDER BY id"));
+  stmt->BindText(1, worker_id).BindInt(2, limit);
+  std::vector<WorkerCalibration> out;
+  while (true) {
+    TUNED_ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) break;
+    out.push_back({stmt->ColumnText(0), stmt->ColumnText(1), stmt->ColumnDouble(2),
+                   stmt->ColumnDouble(3), stmt->ColumnDouble(4), stmt->ColumnInt(5) != 0,
+                   stmt->ColumnInt(6)});
+  }
+  return out;
 }
 
 StatusOr<DatabaseStats> SqliteDatabase::Stats() {

@@ -4,7 +4,7 @@
 /// \file
 /// A record rebuilt from the columns of the record query, the same on every backend: id,
 /// workload, target, target kind, trace, trace hash, result, config, tuner version, task id,
-/// creation time, origin. Private to tuning_db.
+/// creation time, origin, kind, code-generation version. Private to tuning_db.
 
 #include <string>
 #include <string_view>
@@ -48,6 +48,8 @@ StatusOr<v1::TuningRecord> RecordFromColumns(const Row& row) {
   record.set_task_id(row.Text(9));
   record.set_created_unix_ms(row.Int(10));
   record.set_origin(row.Text(11));
+  record.set_kind(static_cast<v1::RecordKind>(row.Int(12)));
+  record.set_codegen_version(static_cast<uint32_t>(row.Int(13)));
   return record;
 }
 

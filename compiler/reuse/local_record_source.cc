@@ -1,3 +1,4 @@
+#include "common/version.h"
 #include "compiler/reuse/record_source.h"
 
 namespace tuned::reuse {
@@ -13,6 +14,7 @@ class LocalRecordSource : public RecordSource {
     query.workload_key = workload_key;
     query.target = target;
     query.limit = limit;
+    query.codegen_version = kCodegenVersion;  // records of the code generation it builds with
     return db_->GetBestRecords(query);
   }
 

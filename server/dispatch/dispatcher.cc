@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include "common/logging.h"
@@ -184,6 +185,9 @@ bool Dispatcher::HandleResult(uint64_t session_id, v1::MeasureResult result) {
     }
     ++session.results;
     ++stats_.completed;
+    // A worker that never calibrates (an older version) keeps only its latest jobs.
+    if (session.batch.size() >= 4096) session.batch.erase(session.batch.begin());
+    session.batch.push_back({job.job.task_id(), job.job.job_id()});
     result.set_worker_id(session.hello.worker_id());
     completions.push_back(Complete(std::move(job.on_result), std::move(result)));
     const std::string target = job.job.target().target();
@@ -192,6 +196,49 @@ bool Dispatcher::HandleResult(uint64_t session_id, v1::MeasureResult result) {
   }
   RunCompletions(completions);
   return true;
+}
+
+StatusOr<CalibrationEvent> Dispatcher::HandleCalibration(uint64_t session_id,
+                                                         const v1::Calibration& calibration) {
+  if (!(calibration.median_seconds() > 0)) {
+    return InvalidArgumentError("calibration: median_seconds must be positive");
+  }
+  CalibrationEvent event;
+  std::vector<CompletedJob> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto s = sessions_.find(session_id);
+    if (s == sessions_.end()) return NotFoundError("calibration from an unknown session");
+    Session& session = s->second;
+    session.last_seen_ms = Now();
+    session.last_seen_unix_ms = UnixMs();
+    event.worker_id = session.hello.worker_id();
+    event.device_model = session.hello.device().model();
+    event.median_seconds = calibration.median_seconds();
+    event.repeat_cv = calibration.repeat_cv();
+    auto [baseline, first] =
+        calibration_baseline_.emplace(event.worker_id, calibration.median_seconds());
+    event.baseline_seconds = baseline->second;
+    event.drift = (event.median_seconds - event.baseline_seconds) / event.baseline_seconds;
+    event.drifted = !first && options_.drift_threshold > 0 &&
+                    std::abs(event.drift) > options_.drift_threshold;
+    session.calibration_last_seconds = event.median_seconds;
+    batch.swap(session.batch);
+    if (event.drifted) {
+      ++session.drift_events;
+      session.last_drift = "calibration " + FormatSeconds(event.median_seconds) + " vs " +
+                           FormatSeconds(event.baseline_seconds) + " (" +
+                           std::to_string(int(std::lround(event.drift * 100))) + "%) at " +
+                           std::to_string(UnixMs() / 1000) + "; " + std::to_string(batch.size()) +
+                           " job(s) re-measured";
+      Log()->warn("worker drift worker={} calibration_s={} baseline_s={} drift={:.3f} jobs={}",
+                  event.worker_id, event.median_seconds, event.baseline_seconds, event.drift,
+                  batch.size());
+    }
+  }
+  if (options_.on_calibration) options_.on_calibration(event);
+  if (event.drifted && options_.on_drift && !batch.empty()) options_.on_drift(event, batch);
+  return event;
 }
 
 Status Dispatcher::Submit(v1::MeasureJob job, ResultCallback on_result) {
@@ -313,20 +360,32 @@ void Dispatcher::PumpLocked(const std::string& target) {
   if (q == queues_.end()) return;
   TargetQueue& queue = q->second;
   const int64_t now = Now();
+  // Jobs naming a worker that has no free slot now wait, in their order, at their queues' fronts.
+  std::vector<std::string> deferred;
   while (!queue.by_task.empty()) {
     bool any_free = false;
     for (uint64_t id : queue.sessions) {
       if (sessions_.at(id).FreeSlots() > 0) any_free = true;
     }
-    if (!any_free) return;
+    if (!any_free) break;
     std::string job_id;
-    if (!PopNextJobLocked(queue, &job_id)) return;
+    if (!PopNextJobLocked(queue, &job_id)) break;
     Job& job = jobs_.at(job_id);
+    // A job naming a connected worker of this target waits for that worker.
+    uint64_t pinned = 0;
+    if (!job.job.worker_id().empty()) {
+      auto named = session_by_worker_.find(job.job.worker_id());
+      if (named != session_by_worker_.end() && queue.sessions.contains(named->second) &&
+          !sessions_.at(named->second).draining) {
+        pinned = named->second;
+      }
+    }
     // The worker with the most free slots gets the job, preferring one that has not lost a
     // lease on it before (a job that kills its worker should not take down the next one too).
     Session* best = nullptr;
     std::pair<bool, int64_t> best_rank{false, 0};
     for (uint64_t id : queue.sessions) {
+      if (pinned != 0 && id != pinned) continue;
       Session& session = sessions_.at(id);
       int64_t free_slots = session.FreeSlots();
       if (free_slots <= 0) continue;
@@ -335,6 +394,10 @@ void Dispatcher::PumpLocked(const std::string& target) {
         best = &session;
         best_rank = rank;
       }
+    }
+    if (best == nullptr) {
+      deferred.push_back(job_id);
+      continue;
     }
     job.job.set_attempt(uint32_t(job.attempts));
     ++job.attempts;
@@ -345,6 +408,10 @@ void Dispatcher::PumpLocked(const std::string& target) {
     Log()->debug("job leased job={} task={} worker={} attempt={}", job_id, job.job.task_id(),
                  best->hello.worker_id(), job.job.attempt());
     best->connection->SendJob(job.job);
+  }
+  for (auto it = deferred.rbegin(); it != deferred.rend(); ++it) {
+    const Job& job = jobs_.at(*it);
+    queue.by_task[job.job.task_id()].push_front(*it);
   }
 }
 
@@ -434,6 +501,13 @@ std::vector<WorkerSnapshot> Dispatcher::ListWorkers() const {
     snapshot.results = session.results;
     snapshot.leases_lost = session.leases_lost;
     snapshot.draining = session.draining;
+    auto baseline = calibration_baseline_.find(session.hello.worker_id());
+    if (baseline != calibration_baseline_.end()) {
+      snapshot.calibration_baseline_seconds = baseline->second;
+    }
+    snapshot.calibration_last_seconds = session.calibration_last_seconds;
+    snapshot.drift_events = session.drift_events;
+    snapshot.last_drift = session.last_drift;
     out.push_back(std::move(snapshot));
   }
   return out;

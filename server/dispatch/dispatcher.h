@@ -10,6 +10,9 @@
 ///     worker ──result──▶ HandleResult ──▶ callback (exactly once per job)
 ///     worker ──heartbeat──▶ HandleHeartbeat (renews the leases it lists)
 ///     worker ──drain──▶ HandleDrain (no more jobs for it; it finishes the ones it holds)
+///     worker ──calibration──▶ HandleCalibration (compared with its first figure: a drift
+///                       beyond `drift_threshold` reports the jobs it completed since its
+///                       previous calibration to `on_drift`)
 ///     lease checker ──▶ CheckLeases: silent workers dropped, expired leases revoked, jobs
 ///                       requeued at the front of their task's queue; after `max_attempts`
 ///                       leases the job completes as MEASURE_STATUS_WORKER_LOST; jobs of a
@@ -18,7 +21,8 @@
 ///
 /// Rules:
 /// - A worker gets only jobs whose target string equals the target it announced in its hello,
-///   and at most `slots` of them at a time.
+///   and at most `slots` of them at a time; a job naming a worker (`MeasureJob.worker_id`) goes
+///   only to that worker while it is connected.
 /// - Tasks share workers fairly: each target queue keeps one FIFO per task and serves the tasks
 ///   round-robin, one job at a time.
 /// - Results are idempotent by job id: the first result from a worker that held a lease on the
@@ -49,6 +53,23 @@
 
 namespace tuned::dispatch {
 
+/// One calibration of a worker, compared with its first.
+struct CalibrationEvent {
+  std::string worker_id;
+  std::string device_model;
+  double median_seconds = 0;
+  double repeat_cv = 0;
+  double baseline_seconds = 0;  // the worker's first figure since this server started
+  double drift = 0;             // (median - baseline) / baseline
+  bool drifted = false;         // |drift| > drift_threshold
+};
+
+/// A job a worker completed (for the re-measure of a drifted batch).
+struct CompletedJob {
+  std::string task_id;
+  std::string job_id;
+};
+
 struct DispatcherOptions {
   /// How often workers are told to send heartbeats, milliseconds.
   int heartbeat_interval_ms = 2000;
@@ -68,6 +89,15 @@ struct DispatcherOptions {
   /// Leases the job's candidate already lost before it was submitted (e.g. before a server
   /// restart); they count against max_attempts. Called by Submit, outside the lock.
   std::function<int(const v1::MeasureJob& job)> prior_losses;
+  /// A worker's calibration figure moving more than this fraction from its first one is a
+  /// drift (a noisy neighbour, a clock change): the jobs it completed since its previous
+  /// calibration go to `on_drift`. 0: no drift detection.
+  double drift_threshold = 0.10;
+  /// Called for every calibration (outside the lock): the figure as the server stores it.
+  std::function<void(const CalibrationEvent& event)> on_calibration;
+  /// Called on a drift (outside the lock) with the jobs of the drifted batch.
+  std::function<void(const CalibrationEvent& event, const std::vector<CompletedJob>& batch)>
+      on_drift;
   /// Monotonic clock in milliseconds; the steady clock when empty (tests inject their own).
   std::function<int64_t()> now_ms;
 };
@@ -102,6 +132,10 @@ struct WorkerSnapshot {
   int64_t results = 0;
   int64_t leases_lost = 0;
   bool draining = false;
+  double calibration_baseline_seconds = 0;
+  double calibration_last_seconds = 0;
+  int64_t drift_events = 0;
+  std::string last_drift;
 };
 
 struct DispatcherStats {
@@ -153,6 +187,12 @@ class Dispatcher {
   /// (duplicate, unknown job, or a job this worker never held). `result.worker_id` is set to the
   /// session's worker id.
   bool HandleResult(uint64_t session_id, v1::MeasureResult result);
+  /// Compares the worker's calibration with its first one (the baseline, kept per worker id
+  /// across reconnects) and reports it to `on_calibration`, and a drift to `on_drift`. Returns
+  /// the event; NotFound for an unknown session, InvalidArgument for a figure that is not
+  /// positive.
+  StatusOr<CalibrationEvent> HandleCalibration(uint64_t session_id,
+                                               const v1::Calibration& calibration);
 
   /// Queues a job for the workers of `job.target().target()`. `job.job_id` must be unique
   /// (AlreadyExists otherwise) and `job.task_id` and the target non-empty (InvalidArgument).
@@ -202,6 +242,10 @@ class Dispatcher {
     int64_t results = 0;
     int64_t leases_lost = 0;
     bool draining = false;  // Gets no new jobs.
+    std::vector<CompletedJob> batch;  // Completed since its previous calibration.
+    double calibration_last_seconds = 0;
+    int64_t drift_events = 0;
+    std::string last_drift;
     int64_t FreeSlots() const {
       return draining ? 0 : int64_t(hello.slots()) - int64_t(leased.size());
     }
@@ -238,6 +282,7 @@ class Dispatcher {
   std::map<std::string, TargetQueue> queues_;
   std::map<uint64_t, Session> sessions_;
   std::map<std::string, uint64_t> session_by_worker_;
+  std::map<std::string, double> calibration_baseline_;  // worker id -> first figure
   uint64_t next_session_id_ = 1;
   DispatcherStats stats_;
 

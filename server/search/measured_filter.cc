@@ -1,5 +1,6 @@
 #include "server/search/measured_filter.h"
 
+#include "common/version.h"
 #include "tuning_db/database.h"
 
 namespace tuned::search {
@@ -7,7 +8,12 @@ namespace tuned::search {
 MeasuredFilter::MeasuredFilter(const SearchContext& context)
     : workload_key_(context.workload ? context.workload->key() : ""),
       target_(context.target),
-      database_(context.database) {}
+      database_(context.database) {
+  // Measured means measured by the code generation that builds it now, with the task's
+  // protocol (device and toolkit are the worker's, not known before dispatch).
+  key_.codegen_version = kCodegenVersion;
+  key_.protocol_version = context.protocol_version;
+}
 
 StatusOr<std::vector<bool>> MeasuredFilter::Fresh(const std::vector<std::string>& hashes) {
   std::vector<std::string> ask;
@@ -17,7 +23,7 @@ StatusOr<std::vector<bool>> MeasuredFilter::Fresh(const std::vector<std::string>
   if (database_ != nullptr && !ask.empty()) {
     ++database_reads_;
     TUNED_ASSIGN_OR_RETURN(std::set<std::string> measured,
-                           database_->MeasuredTraceHashes(workload_key_, target_, ask));
+                           database_->MeasuredTraceHashes(workload_key_, target_, ask, key_));
     for (const std::string& hash : measured) Take(hash);
   }
   std::vector<bool> fresh;

@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "server/search/search_strategy.h"
+#include "tuning_db/record_store.h"
 
 namespace tuned::search {
 
@@ -39,6 +40,7 @@ class MeasuredFilter {
   std::string workload_key_;
   std::string target_;
   db::RecordStore* database_;
+  db::MeasurementKey key_;
   std::set<std::string> taken_;
   int64_t database_reads_ = 0;
 };

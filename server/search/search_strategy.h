@@ -49,6 +49,8 @@ struct SearchContext {
   int vector_lanes = 8;          // fp32 lanes of the target's widest vector unit
   uint64_t seed = 0;
   db::RecordStore* database = nullptr;  // optional: seeds the search, filters measured traces
+  /// The task's timing-protocol version: records of another do not count as measured (0: any).
+  uint32_t protocol_version = 0;
 };
 
 class SearchStrategy {

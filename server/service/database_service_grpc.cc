@@ -23,6 +23,10 @@ class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
       query.workload_key = request->workload_key();
       query.target = request->target();
       query.limit = request->limit() == 0 ? 1 : int(request->limit());
+      query.device_model = request->device_model();
+      query.toolkit_version = request->toolkit_version();
+      query.codegen_version = request->codegen_version();
+      query.protocol_version = request->protocol_version();
       TUNED_ASSIGN_OR_RETURN(db::BestRecords best, database_.GetBestRecords(query));
       for (v1::TuningRecord& record : best.records) *response->add_records() = std::move(record);
       response->set_miss_reason(best.miss_reason);

@@ -81,10 +81,21 @@ Status CheckWorkerMessage(const v1::WorkerMessage& message) {
         return InvalidArgumentError("drain reason too long");
       }
       return Status::Ok();
+    case v1::WorkerMessage::kCalibration: {
+      const v1::Calibration& calibration = message.calibration();
+      if (!std::isfinite(calibration.median_seconds()) || calibration.median_seconds() <= 0) {
+        return InvalidArgumentError("calibration: median_seconds must be finite and positive");
+      }
+      if (!FiniteNonNegative(calibration.repeat_cv())) {
+        return InvalidArgumentError("calibration: repeat_cv must be finite and non-negative");
+      }
+      return Status::Ok();
+    }
     case v1::WorkerMessage::MESSAGE_NOT_SET:
       break;
   }
-  return InvalidArgumentError("empty worker message (expected hello, result, heartbeat or drain)");
+  return InvalidArgumentError(
+      "empty worker message (expected hello, result, heartbeat, drain or calibration)");
 }
 
 Status CheckTaskId(const std::string& task_id) {

@@ -24,7 +24,7 @@ inline constexpr uint32_t kMaxListedRecords = 10000;
 inline constexpr uint32_t kDefaultListedRecords = 100;
 inline constexpr uint32_t kMaxListOffset = 1000000;
 
-/// A worker's hello, result, heartbeat or drain; an empty message is refused.
+/// A worker's hello, result, heartbeat, drain or calibration; an empty message is refused.
 Status CheckWorkerMessage(const v1::WorkerMessage& message);
 Status CheckWorkerHello(const v1::WorkerHello& hello);
 Status CheckMeasureResult(const v1::MeasureResult& result);

@@ -89,42 +89,55 @@ class ConnectReactor final : public grpc::ServerBidiReactor<v1::WorkerMessage, v
   }
 
  private:
+  // The stream's order first (hello once, then the rest), then the message's content.
   Status Handle(const v1::WorkerMessage& message) {
+    const uint64_t session = Session();
+    const auto kind = message.message_case();
+    if (kind == v1::WorkerMessage::kHello && session != 0) {
+      return InvalidArgumentError("worker sent a second hello");
+    }
+    if (kind != v1::WorkerMessage::kHello && kind != v1::WorkerMessage::MESSAGE_NOT_SET &&
+        session == 0) {
+      return InvalidArgumentError("worker sent a " + std::string(MessageName(kind)) +
+                                  " before its hello");
+    }
     TUNED_RETURN_IF_ERROR(CheckWorkerMessage(message));
-    switch (message.message_case()) {
+    switch (kind) {
       case v1::WorkerMessage::kHello: {
-        if (Session() != 0) return InvalidArgumentError("worker sent a second hello");
         v1::ServerMessage interval;
         interval.set_heartbeat_interval_ms(uint32_t(dispatcher_.options().heartbeat_interval_ms));
         Enqueue(std::move(interval));  // Before registering: the interval precedes any job.
-        TUNED_ASSIGN_OR_RETURN(uint64_t session,
+        TUNED_ASSIGN_OR_RETURN(uint64_t registered,
                                dispatcher_.RegisterWorker(message.hello(), peer_, this));
         std::lock_guard<std::mutex> lock(mu_);
-        session_ = session;
+        session_ = registered;
         return Status::Ok();
       }
-      case v1::WorkerMessage::kResult: {
-        uint64_t session = Session();
-        if (session == 0) return InvalidArgumentError("worker sent a result before its hello");
+      case v1::WorkerMessage::kResult:
         dispatcher_.HandleResult(session, message.result());
         return Status::Ok();
-      }
-      case v1::WorkerMessage::kHeartbeat: {
-        uint64_t session = Session();
-        if (session == 0) return InvalidArgumentError("worker sent a heartbeat before its hello");
+      case v1::WorkerMessage::kHeartbeat:
         dispatcher_.HandleHeartbeat(session, message.heartbeat());
         return Status::Ok();
-      }
-      case v1::WorkerMessage::kDrain: {
-        uint64_t session = Session();
-        if (session == 0) return InvalidArgumentError("worker sent a drain before its hello");
+      case v1::WorkerMessage::kDrain:
         dispatcher_.HandleDrain(session, message.drain().reason());
         return Status::Ok();
-      }
+      case v1::WorkerMessage::kCalibration:
+        return dispatcher_.HandleCalibration(session, message.calibration()).status();
       case v1::WorkerMessage::MESSAGE_NOT_SET:
         break;
     }
     return Status::Ok();  // CheckWorkerMessage refused the empty message.
+  }
+
+  static const char* MessageName(v1::WorkerMessage::MessageCase kind) {
+    switch (kind) {
+      case v1::WorkerMessage::kResult: return "result";
+      case v1::WorkerMessage::kHeartbeat: return "heartbeat";
+      case v1::WorkerMessage::kDrain: return "drain";
+      case v1::WorkerMessage::kCalibration: return "calibration";
+      default: return "message";
+    }
   }
 
   uint64_t Session() {
@@ -209,6 +222,10 @@ class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
         out->set_results(uint64_t(worker.results));
         out->set_leases_lost(uint64_t(worker.leases_lost));
         out->set_draining(worker.draining);
+        out->set_calibration_baseline_seconds(worker.calibration_baseline_seconds);
+        out->set_calibration_last_seconds(worker.calibration_last_seconds);
+        out->set_drift_events(uint64_t(worker.drift_events));
+        out->set_last_drift(worker.last_drift);
       }
       dispatch::DispatcherStats stats = dispatcher_.Stats();
       response->set_queued_jobs(uint64_t(stats.queued));

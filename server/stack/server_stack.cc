@@ -1,6 +1,7 @@
 #include "server/stack/server_stack.h"
 
 #include "compiler/codegen/llvm/cpu_target.h"
+#include "server/tasks/calibrations.h"
 #include "server/tasks/worker_losses.h"
 #include "worker/measurement_engine.h"
 
@@ -25,6 +26,7 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
   TUNED_ASSIGN_OR_RETURN(stack->database_, db::OpenDatabase(config.db_path, db_options));
   dispatch::DispatcherOptions dispatcher_options = config.dispatcher;
   tasks::CountWorkerLossesIn(*stack->database_, dispatcher_options);
+  tasks::HandleCalibrationsIn(*stack->database_, stack->drift_sink_, dispatcher_options);
   stack->dispatcher_ = std::make_unique<dispatch::Dispatcher>(dispatcher_options);
   stack->dispatcher_->StartLeaseChecker();
 
@@ -45,6 +47,7 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
   options.observer = config.task_observer;
   stack->tasks_ = std::make_unique<tasks::TaskManager>(*stack->database_, *stack->database_,
                                                        *stack->dispatcher_, std::move(options));
+  stack->drift_sink_->store(stack->tasks_.get());
   if (config.resume_tasks) {
     TUNED_ASSIGN_OR_RETURN(stack->resumed_, stack->tasks_->ResumeUnfinished());
   }
@@ -64,6 +67,7 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
 
 ServerStack::~ServerStack() {
   if (server_) server_->Shutdown();
+  drift_sink_->store(nullptr);
   if (tasks_) tasks_->Stop();
   if (dispatcher_) dispatcher_->Stop();
 }

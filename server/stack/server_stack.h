@@ -7,6 +7,7 @@
 /// dependency order and stopped in reverse. `tuned serve` listens with it, the embedded
 /// `tuned tune` runs it in-process, and tests and benchmarks build the real thing with it.
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -64,6 +65,9 @@ class ServerStack {
   std::unique_ptr<dispatch::Dispatcher> dispatcher_;
   std::unique_ptr<tasks::TaskManager> tasks_;
   std::unique_ptr<TunedServer> server_;
+  // The task manager as the dispatcher's drift handler sees it (made after the dispatcher).
+  std::shared_ptr<std::atomic<tasks::TaskManager*>> drift_sink_ =
+      std::make_shared<std::atomic<tasks::TaskManager*>>(nullptr);
   int resumed_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <utility>
 
 #include "common/logging.h"
@@ -109,7 +110,23 @@ StatusOr<v1::TaskSpec> TaskManager::NormalizeSpec(v1::TaskSpec spec) const {
   }
   *spec.mutable_measure() = v1::WithMeasureDefaults(spec.measure(), options_.default_measure);
   TUNED_RETURN_IF_ERROR(ValidateMeasure(spec.measure()));
+  *spec.mutable_remeasure() = WithRemeasureDefaults(spec.remeasure(), options_.default_remeasure);
+  TUNED_RETURN_IF_ERROR(ValidateRemeasure(spec.remeasure()));
   return spec;
+}
+
+void TaskManager::RemeasureDrifted(const std::string& worker_id,
+                                   const std::vector<dispatch::CompletedJob>& batch) {
+  std::map<std::string, std::vector<std::string>> by_task;
+  for (const dispatch::CompletedJob& job : batch) by_task[job.task_id].push_back(job.job_id);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [task_id, job_ids] : by_task) {
+    auto it = runners_.find(task_id);
+    if (it == runners_.end()) continue;
+    Logger("tasks")->warn("drift re-measure task={} worker={} jobs={}", task_id, worker_id,
+                          job_ids.size());
+    it->second->QueueRemeasure(job_ids);
+  }
 }
 
 StatusOr<int> TaskManager::ResumeUnfinished() {

@@ -41,6 +41,7 @@
 #include "server/dispatch/dispatcher.h"
 #include "server/search/search_strategy.h"
 #include "server/tasks/task_observer.h"
+#include "server/tasks/remeasure.h"
 #include "tuned/v1/task.pb.h"
 #include "tuning_db/record_store.h"
 #include "tuning_db/task_ownership.h"
@@ -57,6 +58,8 @@ struct TaskManagerOptions {
   StrategyFactory strategy_factory;
   /// Protocol used when a spec leaves `measure` unset.
   v1::MeasureConfig default_measure;
+  /// Re-measures of a spec that leaves fields of `remeasure` unset (remeasure.h).
+  v1::RemeasureOptions default_remeasure = DefaultRemeasureOptions();
   /// Checks a target that target::ParseTarget accepted (e.g. against LLVM's CPU tables) and
   /// returns its canonical form (InvalidArgument otherwise). When empty, the text form of the
   /// parsed target is used as it is.
@@ -113,6 +116,11 @@ class TaskManager {
   /// id. NotFound for an unknown task.
   StatusOr<uint64_t> AddWatcher(const std::string& task_id, TaskWatcher watcher);
   void RemoveWatcher(uint64_t watcher_id);
+
+  /// A worker's calibration drifted (calibrations.h): each running task of a job in `batch`
+  /// re-measures its jobs there (RECORD_KIND_REMEASURE) before its next batch.
+  void RemeasureDrifted(const std::string& worker_id,
+                        const std::vector<dispatch::CompletedJob>& batch);
 
   /// Stops every task thread without changing the tasks' stored state, so a restarted server
   /// resumes them. Idempotent.

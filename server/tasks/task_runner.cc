@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "common/logging.h"
@@ -11,6 +12,7 @@
 #include "common/version.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/pipeline.h"
+#include "proto/measure_config.h"
 #include "target/target.h"
 #include "tuning_db/trace_hash.h"
 
@@ -38,10 +40,20 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A new search record improves the best unless it is noisy (it ranks after its re-measure) or
+// the best is a FINAL record (only FINAL records rank against it).
 bool IsBetter(const v1::TuningRecord& candidate, const v1::TaskStatus& status) {
   if (candidate.result().status() != v1::MEASURE_STATUS_OK) return false;
+  if (IsNoisy(candidate.result(), status.spec().remeasure())) return false;
+  if (status.best().kind() == v1::RECORD_KIND_FINAL) return false;
   return status.best().record_id() == 0 ||
          candidate.result().median_seconds() < status.best().result().median_seconds();
+}
+
+int64_t SearchTrials(const std::vector<v1::TuningRecord>& records) {
+  return std::count_if(records.begin(), records.end(), [](const v1::TuningRecord& record) {
+    return record.kind() == v1::RECORD_KIND_SEARCH;
+  });
 }
 
 // The default schedule (the strategy's first candidate, what `tuned compile` builds without a
@@ -162,7 +174,7 @@ void TaskManager::Runner::Run() {
     manager_.Disown(task_id);
     return;
   }
-  if (Stopping() && result.ok() && status_.trials_done() < status_.spec().trial_budget()) {
+  if (Stopping() && result.ok() && !completed_) {
     // Server shutdown: the stored state stays RUNNING, so a restart (or another server sharing
     // the database) resumes the task.
     Log()->info("task paused task={} trials={}/{}", task_id, status_.trials_done(),
@@ -210,6 +222,7 @@ Status TaskManager::Runner::RunSearch() {
   context.vector_lanes = parsed_target.Fp32VectorLanes();
   context.seed = spec.search().seed();
   context.database = &records;
+  context.protocol_version = v1::ProtocolVersion(spec.measure());
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<search::SearchStrategy> strategy,
                          manager_.options_.strategy_factory(context, spec.search()));
 
@@ -219,11 +232,13 @@ Status TaskManager::Runner::RunSearch() {
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (cancelled_ || abandoned_) return Status::Ok();
-    status_.set_trials_done(uint32_t(previous.size()));
+    status_.set_trials_done(uint32_t(SearchTrials(previous)));
     status_.clear_best();
+    std::vector<const v1::TuningRecord*> ranked = RankTraces(previous, status_.spec().remeasure());
+    if (!ranked.empty()) *status_.mutable_best() = *ranked.front();
     for (const v1::TuningRecord& record : previous) {
+      if (record.kind() != v1::RECORD_KIND_SEARCH) continue;
       replay.push_back({record.trace(), record.result()});
-      if (IsBetter(record, status_)) *status_.mutable_best() = record;
       NoteDefaultSchedule(record, default_schedule_hash_, status_);
     }
     status_.set_state(v1::TASK_STATE_RUNNING);
@@ -256,23 +271,35 @@ Status TaskManager::Runner::RunSearch() {
     }
     TUNED_RETURN_IF_ERROR(MeasureBatch(candidates, *strategy));
   }
+  TUNED_RETURN_IF_ERROR(RemeasureQueued());
+  if (Stopping()) return Status::Ok();
+  TUNED_RETURN_IF_ERROR(RemeasureTopK());
+  std::lock_guard<std::mutex> lock(mu_);
+  completed_ = !Stopping();
   return Status::Ok();
 }
 
-Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& candidates,
-                                         search::SearchStrategy& strategy) {
+v1::MeasureJob TaskManager::Runner::MakeJob(const v1::Trace& trace,
+                                            const v1::MeasureConfig& config,
+                                            const std::string& worker_id) {
   const v1::TaskSpec spec = Snapshot().spec();
-  const std::string task_id = Snapshot().task_id();
-  std::map<std::string, const search::Candidate*> pending;
-  for (const search::Candidate& candidate : candidates) {
-    v1::MeasureJob job;
-    job.set_job_id(RandomHexId(32));
-    job.set_task_id(task_id);
-    *job.mutable_workload() = workload_proto_;
-    *job.mutable_target() = spec.target();
-    *job.mutable_trace() = candidate.trace;
-    *job.mutable_config() = spec.measure();
-    pending[job.job_id()] = &candidate;
+  v1::MeasureJob job;
+  job.set_job_id(RandomHexId(32));
+  job.set_task_id(Snapshot().task_id());
+  *job.mutable_workload() = workload_proto_;
+  *job.mutable_target() = spec.target();
+  *job.mutable_trace() = trace;
+  *job.mutable_config() = config;
+  job.set_worker_id(worker_id);
+  return job;
+}
+
+Status TaskManager::Runner::RunJobs(std::vector<v1::MeasureJob> jobs, const OnResult& on_result) {
+  const std::string target = Snapshot().spec().target().target();
+  std::map<std::string, v1::MeasureJob> pending;
+  for (v1::MeasureJob& job : jobs) {
+    const std::string job_id = job.job_id();
+    pending[job_id] = job;
     std::shared_ptr<Inbox> inbox = inbox_;
     Status submitted =
         manager_.dispatcher_.Submit(std::move(job), [inbox](const v1::MeasureResult& r) {
@@ -282,8 +309,6 @@ Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& c
         });
     TUNED_RETURN_IF_ERROR(submitted);
   }
-
-  std::vector<search::MeasuredCandidate> measured;
   while (!pending.empty()) {
     std::vector<v1::MeasureResult> arrived;
     {
@@ -295,7 +320,7 @@ Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& c
       arrived.swap(inbox_->results);
       if (!woken) {
         lock.unlock();
-        TUNED_RETURN_IF_ERROR(ShowWaiting(spec.target().target()));
+        TUNED_RETURN_IF_ERROR(ShowWaiting(target));
         continue;
       }
     }
@@ -306,12 +331,192 @@ Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& c
       if (result.status() == v1::MEASURE_STATUS_UNSPECIFIED) {
         return FailedPreconditionError(result.error());
       }
-      TUNED_RETURN_IF_ERROR(RecordResult(*it->second, result));
-      measured.push_back({it->second->trace, result});
+      TUNED_RETURN_IF_ERROR(on_result(it->second, result));
       pending.erase(it);
     }
   }
+  return Status::Ok();
+}
+
+Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& candidates,
+                                         search::SearchStrategy& strategy) {
+  TUNED_RETURN_IF_ERROR(RemeasureQueued());
+  const v1::TaskSpec spec = Snapshot().spec();
+  std::vector<v1::MeasureJob> jobs;
+  std::map<std::string, Measured> by_job;
+  for (const search::Candidate& candidate : candidates) {
+    jobs.push_back(MakeJob(candidate.trace, spec.measure(), ""));
+    by_job[jobs.back().job_id()] = {candidate.trace, candidate.trace_hash};
+  }
+  std::vector<search::MeasuredCandidate> measured;
+  std::vector<Measured> noisy;
+  TUNED_RETURN_IF_ERROR(RunJobs(std::move(jobs), [&](const v1::MeasureJob& job,
+                                                     const v1::MeasureResult& result) {
+    const Measured& candidate = by_job.at(job.job_id());
+    TUNED_RETURN_IF_ERROR(RecordResult(candidate, result, spec.measure(), v1::RECORD_KIND_SEARCH));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      search_jobs_[job.job_id()] = candidate;
+    }
+    measured.push_back({candidate.trace, result});
+    if (IsNoisy(result, spec.remeasure())) noisy.push_back(candidate);
+    return Status::Ok();
+  }));
+  if (measured.size() < candidates.size()) return Status::Ok();  // stopping
+  // Noise: a figure above the CV threshold ranks only after a re-measure with more repeats;
+  // the strategy learns from the re-measured figure.
+  if (!noisy.empty()) {
+    TUNED_ASSIGN_OR_RETURN(auto remeasured, Remeasure(noisy));
+    for (search::MeasuredCandidate& entry : measured) {
+      auto it = remeasured.find(db::TraceHash(entry.trace));
+      if (it != remeasured.end() && it->second.status() == v1::MEASURE_STATUS_OK) {
+        entry.result = it->second;
+      }
+    }
+  }
   return strategy.Update(measured);
+}
+
+StatusOr<std::map<std::string, v1::MeasureResult>> TaskManager::Runner::Remeasure(
+    const std::vector<Measured>& traces) {
+  const v1::TaskSpec spec = Snapshot().spec();
+  v1::MeasureConfig config = spec.measure();
+  config.set_repeat(config.repeat() * spec.remeasure().noise_repeat_factor());
+  std::vector<v1::MeasureJob> jobs;
+  std::map<std::string, const Measured*> by_job;
+  for (const Measured& trace : traces) {
+    jobs.push_back(MakeJob(trace.trace, config, ""));
+    by_job[jobs.back().job_id()] = &trace;
+  }
+  std::map<std::string, v1::MeasureResult> results;
+  TUNED_RETURN_IF_ERROR(RunJobs(std::move(jobs), [&](const v1::MeasureJob& job,
+                                                     const v1::MeasureResult& result) {
+    const Measured& trace = *by_job.at(job.job_id());
+    TUNED_RETURN_IF_ERROR(RecordResult(trace, result, config, v1::RECORD_KIND_REMEASURE));
+    results[trace.trace_hash] = result;
+    return Status::Ok();
+  }));
+  Log()->info("re-measured task={} traces={} repeats={}", Snapshot().task_id(), traces.size(),
+              config.repeat());
+  TUNED_RETURN_IF_ERROR(RerankFromRecords());
+  return results;
+}
+
+void TaskManager::Runner::QueueRemeasure(const std::vector<std::string>& job_ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  drifted_jobs_.insert(drifted_jobs_.end(), job_ids.begin(), job_ids.end());
+}
+
+Status TaskManager::Runner::RemeasureQueued() {
+  std::vector<Measured> traces;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::set<std::string> seen;
+    for (const std::string& job_id : drifted_jobs_) {
+      auto it = search_jobs_.find(job_id);
+      if (it != search_jobs_.end() && seen.insert(it->second.trace_hash).second) {
+        traces.push_back(it->second);
+      }
+    }
+    drifted_jobs_.clear();
+  }
+  if (traces.empty()) return Status::Ok();
+  return Remeasure(traces).status();
+}
+
+Status TaskManager::Runner::RemeasureTopK() {
+  const v1::TaskStatus snapshot = Snapshot();
+  const v1::TaskSpec& spec = snapshot.spec();
+  const uint32_t top_k = spec.remeasure().top_k();
+  if (top_k == 0) return Status::Ok();
+  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> records,
+                         manager_.records_.TaskRecords(snapshot.task_id()));
+  for (const v1::TuningRecord& record : records) {
+    if (record.kind() == v1::RECORD_KIND_FINAL) return Status::Ok();  // done before a restart
+  }
+  std::vector<const v1::TuningRecord*> ranked = RankTraces(records, spec.remeasure());
+  if (ranked.empty()) return Status::Ok();
+  if (ranked.size() > top_k) ranked.resize(top_k);
+
+  // The best's worker, else any of the target; and one more of its device model.
+  std::vector<std::string> workers;
+  std::string device_model;
+  const std::vector<dispatch::WorkerSnapshot> connected = manager_.dispatcher_.ListWorkers();
+  auto serves = [&](const dispatch::WorkerSnapshot& worker) {
+    return !worker.draining && worker.hello.target().target() == spec.target().target();
+  };
+  for (const dispatch::WorkerSnapshot& worker : connected) {
+    if (serves(worker) && worker.hello.worker_id() == ranked.front()->result().worker_id()) {
+      workers.push_back(worker.hello.worker_id());
+      device_model = worker.hello.device().model();
+    }
+  }
+  for (const dispatch::WorkerSnapshot& worker : connected) {
+    if (!serves(worker)) continue;
+    if (workers.empty()) {
+      workers.push_back(worker.hello.worker_id());
+      device_model = worker.hello.device().model();
+    } else if (workers.size() == 1 && worker.hello.worker_id() != workers.front() &&
+               worker.hello.device().model() == device_model) {
+      workers.push_back(worker.hello.worker_id());
+    }
+  }
+  if (workers.empty()) workers.push_back("");  // none connected now: whoever comes
+
+  std::vector<Measured> traces;
+  for (const v1::TuningRecord* record : ranked) traces.push_back({record->trace(), record->trace_hash()});
+  // Rounds of one job per trace and worker, A B C … A B C …: slow drifts hit every trace alike.
+  std::map<std::pair<std::string, std::string>, std::vector<v1::MeasureResult>> rounds;
+  const auto started = std::chrono::steady_clock::now();
+  for (uint32_t round = 0; round < spec.remeasure().top_k_rounds(); ++round) {
+    std::vector<v1::MeasureJob> jobs;
+    std::map<std::string, std::pair<std::string, std::string>> by_job;  // -> (hash, worker)
+    for (const std::string& worker : workers) {
+      for (const Measured& trace : traces) {
+        jobs.push_back(MakeJob(trace.trace, spec.measure(), worker));
+        by_job[jobs.back().job_id()] = {trace.trace_hash, worker};
+      }
+    }
+    size_t arrived = 0;
+    TUNED_RETURN_IF_ERROR(RunJobs(std::move(jobs), [&](const v1::MeasureJob& job,
+                                                       const v1::MeasureResult& result) {
+      rounds[by_job.at(job.job_id())].push_back(result);
+      ++arrived;
+      return Status::Ok();
+    }));
+    if (arrived < by_job.size()) return Status::Ok();  // stopping: a restart re-runs the rounds
+  }
+  for (const Measured& trace : traces) {
+    for (const std::string& worker : workers) {
+      const v1::MeasureResult combined = CombineRounds(rounds[{trace.trace_hash, worker}]);
+      TUNED_RETURN_IF_ERROR(RecordResult(trace, combined, spec.measure(), v1::RECORD_KIND_FINAL));
+    }
+  }
+  TUNED_RETURN_IF_ERROR(RerankFromRecords());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const v1::TaskStatus done = Snapshot();
+  Log()->info("final re-measure task={} top_k={} workers={} rounds={} seconds={:.2f} "
+              "winner_record={} winner_median_s={}",
+              done.task_id(), traces.size(), workers.size(), spec.remeasure().top_k_rounds(),
+              seconds, done.best().record_id(), done.best().result().median_seconds());
+  return Status::Ok();
+}
+
+Status TaskManager::Runner::RerankFromRecords() {
+  const std::string task_id = Snapshot().task_id();
+  TUNED_ASSIGN_OR_RETURN(std::vector<v1::TuningRecord> records,
+                         manager_.records_.TaskRecords(task_id));
+  std::unique_lock<std::mutex> lock(mu_);
+  if (cancelled_ || abandoned_) return Status::Ok();
+  std::vector<const v1::TuningRecord*> ranked = RankTraces(records, status_.spec().remeasure());
+  if (ranked.empty()) {
+    status_.clear_best();
+  } else {
+    *status_.mutable_best() = *ranked.front();
+  }
+  status_.set_updated_unix_ms(UnixMs());
+  return SaveAndPublish(lock);
 }
 
 Status TaskManager::Runner::ShowWaiting(const std::string& target) {
@@ -331,29 +536,34 @@ Status TaskManager::Runner::ShowWaiting(const std::string& target) {
   return SaveAndPublish(lock);
 }
 
-Status TaskManager::Runner::RecordResult(const search::Candidate& candidate,
-                                         const v1::MeasureResult& result) {
+Status TaskManager::Runner::RecordResult(const Measured& measured,
+                                         const v1::MeasureResult& result,
+                                         const v1::MeasureConfig& config, v1::RecordKind kind) {
   std::unique_lock<std::mutex> lock(mu_);
   if (cancelled_ || abandoned_) return Status::Ok();
   v1::TuningRecord record;
   *record.mutable_workload() = workload_proto_;
   *record.mutable_target() = status_.spec().target();
-  *record.mutable_trace() = candidate.trace;
-  record.set_trace_hash(candidate.trace_hash);
+  *record.mutable_trace() = measured.trace;
+  record.set_trace_hash(measured.trace_hash);
   *record.mutable_result() = result;
-  *record.mutable_config() = status_.spec().measure();
+  *record.mutable_config() = config;
   record.set_tuner_version(kTunedVersion);
   record.set_task_id(status_.task_id());
   const auto write_start = std::chrono::steady_clock::now();
+  record.set_kind(kind);
+  record.set_codegen_version(kCodegenVersion);
   auto id = manager_.records_.InsertRecord(record);
   if (!id.ok()) return id.status().WithContext("storing the result of job " + result.job_id());
   if (TaskObserver* observer = manager_.options_.observer) {
     observer->OnResultStored(status_.spec(), result, SecondsSince(write_start));
   }
   record.set_record_id(*id);
-  status_.set_trials_done(status_.trials_done() + 1);
-  if (IsBetter(record, status_)) *status_.mutable_best() = record;
-  NoteDefaultSchedule(record, default_schedule_hash_, status_);
+  if (kind == v1::RECORD_KIND_SEARCH) {
+    status_.set_trials_done(status_.trials_done() + 1);
+    if (IsBetter(record, status_)) *status_.mutable_best() = record;
+    NoteDefaultSchedule(record, default_schedule_hash_, status_);
+  }
   status_.clear_waiting_for();
   status_.set_updated_unix_ms(UnixMs());
   Log()->debug("result stored task={} job={} worker={} status={} median_s={} record={}",

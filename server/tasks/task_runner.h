@@ -6,6 +6,8 @@
 /// loop). Not part of the module's public headers.
 
 #include <condition_variable>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +42,9 @@ class TaskManager::Runner {
   v1::TaskStatus Snapshot();
   /// Whether the task reached a final state (its thread is ending or has ended).
   bool finished();
+  /// These jobs' results are suspect (their worker drifted): measure their traces again before
+  /// the next batch. Jobs this runner does not know are ignored.
+  void QueueRemeasure(const std::vector<std::string>& job_ids);
 
  private:
   /// Results delivered by the dispatcher's callbacks; shared with them so a late callback never
@@ -51,15 +56,41 @@ class TaskManager::Runner {
     bool stop = false;
   };
 
+  /// A candidate's trace and hash, as the jobs of its re-measures need them.
+  struct Measured {
+    v1::Trace trace;
+    std::string trace_hash;
+  };
+  using OnResult = std::function<Status(const v1::MeasureJob&, const v1::MeasureResult&)>;
+
   void Run();
   Status RunSearch();
   Status MeasureBatch(const std::vector<search::Candidate>& candidates,
                       search::SearchStrategy& strategy);
-  /// Stores one result as a record and saves the task's progress; the record is on disk before
-  /// the new progress is visible to anyone.
+  /// A job of this task for `trace` with `config`, for `worker_id` only when not empty.
+  v1::MeasureJob MakeJob(const v1::Trace& trace, const v1::MeasureConfig& config,
+                         const std::string& worker_id);
+  /// Submits `jobs` and calls `on_result` with each result as it arrives, until every job has
+  /// one or the runner stops (then OK, with results missing). A job the queue timeout expired
+  /// fails the task with its reason.
+  Status RunJobs(std::vector<v1::MeasureJob> jobs, const OnResult& on_result);
+  /// Measures `traces` again with noise_repeat_factor times the repeats (noisy or drifted
+  /// figures), stored as REMEASURE records; returns the new results by trace hash.
+  StatusOr<std::map<std::string, v1::MeasureResult>> Remeasure(
+      const std::vector<Measured>& traces);
+  /// The drift re-measures queued by QueueRemeasure.
+  Status RemeasureQueued();
+  /// The end of a task: the top-k measured again, interleaved, on the best's worker (and one
+  /// more of its device model); the winner is chosen on those FINAL records.
+  Status RemeasureTopK();
+  /// The task's best from its stored records (RankTraces).
+  Status RerankFromRecords();
   // Sets (or clears) the status's `waiting_for` from the dispatcher's view of `target`.
   Status ShowWaiting(const std::string& target);
-  Status RecordResult(const search::Candidate& candidate, const v1::MeasureResult& result);
+  /// Stores one result as a record and saves the task's progress; the record is on disk before
+  /// the new progress is visible to anyone. Only SEARCH records count as trials.
+  Status RecordResult(const Measured& measured, const v1::MeasureResult& result,
+                      const v1::MeasureConfig& config, v1::RecordKind kind);
   /// Saves `status_` (under mu_) and publishes a copy to the watchers.
   Status SaveAndPublish(std::unique_lock<std::mutex>& lock);
   bool Stopping();
@@ -75,6 +106,9 @@ class TaskManager::Runner {
   bool abandoned_ = false;  // Another server owns the task now.
   bool final_ = false;     // The final state is decided (a cancel comes too late).
   bool finished_ = false;  // The final state is saved; the thread is ending.
+  bool completed_ = false;  // The search and its final re-measure ran to their end.
+  std::map<std::string, Measured> search_jobs_;  // job id -> candidate, of SEARCH jobs
+  std::vector<std::string> drifted_jobs_;        // queued by QueueRemeasure
   std::thread thread_;
 };
 

@@ -75,7 +75,7 @@ TEST_P(DbCommandBetweenBackends, StatsOnEither) {
   ASSERT_EQ(out.exit_code, 0) << out.err;
   nlohmann::json stats = Parse(out.out);
   EXPECT_EQ(stats["records"], 3);
-  EXPECT_EQ(stats["schema_version"], 3);
+  EXPECT_EQ(stats["schema_version"], 4);
   EXPECT_EQ(stats["records_by_status"]["timeout"], 1);
 }
 

@@ -282,11 +282,11 @@ TEST_F(DbCommandTest, MergeIsIdempotent) {
 TEST_F(DbCommandTest, StatsHumanAndJson) {
   Output out = Run("db stats " + Db());
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  EXPECT_THAT(out.out, HasSubstr("schema       version 3"));
+  EXPECT_THAT(out.out, HasSubstr("schema       version 4"));
   EXPECT_THAT(out.out, HasSubstr("records      5  (ok 3, compile_error 1, timeout 1)"));
   nlohmann::json parsed = Parse(Run("db stats --json " + Db()).out);
   EXPECT_EQ(parsed["records_by_status"]["ok"], 3);
-  EXPECT_EQ(parsed["schema_version"], 3);
+  EXPECT_EQ(parsed["schema_version"], 4);
 }
 
 TEST_F(DbCommandTest, DbWithoutSubcommandIsUsageError) {

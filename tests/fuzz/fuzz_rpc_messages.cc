@@ -109,6 +109,14 @@ void WorkerStream(const uint8_t* data, size_t size) {
       case v1::WorkerMessage::kDrain:
         if (session != 0) dispatcher.HandleDrain(session, message.drain().reason());
         break;
+      case v1::WorkerMessage::kCalibration:
+        if (session != 0) {
+          StatusOr<dispatch::CalibrationEvent> event =
+              dispatcher.HandleCalibration(session, message.calibration());
+          fuzz::Check(event.ok(), "a checked calibration is refused by the dispatcher: " +
+                                      (event.ok() ? std::string() : event.status().message()));
+        }
+        break;
       case v1::WorkerMessage::MESSAGE_NOT_SET:
         break;
     }

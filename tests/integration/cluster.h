@@ -125,8 +125,8 @@ std::unique_ptr<db::Database> OpenDb(const Cluster& cluster);
 /// Submits `spec` to the cluster's server (an expectation checks the call); its task id.
 std::string SubmitTask(Cluster& cluster, const v1::TaskSpec& spec);
 
-/// Every record of the task in the cluster's log, checked (gtest expectations) to be one per
-/// trial: `trials` records, distinct traces, distinct jobs.
+/// Every record of the task in the cluster's log; its search records are checked (gtest
+/// expectations) to be one per trial: `trials` records, distinct traces, distinct jobs.
 std::vector<v1::TuningRecord> ExpectEachTrialOnce(const Cluster& cluster,
                                                   const std::string& task_id, size_t trials);
 

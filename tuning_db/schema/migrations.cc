@@ -121,10 +121,32 @@ CREATE TABLE worker_losses(
 ALTER TABLE records ADD COLUMN verified INTEGER NOT NULL DEFAULT 1;  -- 0: measured with verify off
 )sql";
 
+// Version 4: the complete key of a record (toolkit, code-generation and protocol versions; the
+// device model is a column since version 1), why it was measured (search trial, re-measure,
+// final re-measure), and the workers' calibration figures (drift detection).
+constexpr char kMigration4[] = R"sql(
+ALTER TABLE records ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;             -- tuned.v1.RecordKind
+ALTER TABLE records ADD COLUMN toolkit_version TEXT NOT NULL DEFAULT '';   -- e.g. 'LLVM 16.0.6'
+ALTER TABLE records ADD COLUMN codegen_version INTEGER NOT NULL DEFAULT 0; -- 0: before version 4
+ALTER TABLE records ADD COLUMN protocol_version INTEGER NOT NULL DEFAULT 1;
+CREATE TABLE worker_calibrations(
+  id INTEGER PRIMARY KEY,
+  worker_id TEXT NOT NULL,
+  device_model TEXT NOT NULL,
+  median_seconds REAL NOT NULL,      -- the calibration kernel's median time
+  repeat_cv REAL NOT NULL,
+  drift REAL NOT NULL,               -- relative move from the worker's first figure
+  drifted INTEGER NOT NULL,          -- 1: beyond the threshold; the batch was re-measured
+  created_unix_ms INTEGER NOT NULL
+);
+CREATE INDEX worker_calibrations_worker ON worker_calibrations(worker_id, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "workloads, targets, records, tasks", kMigration1},
     {2, "record provenance, cost-model snapshots, merge log", kMigration2},
     {3, "worker losses per trace, verified records", kMigration3},
+    {4, "record key versions and kinds, worker calibrations", kMigration4},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 

@@ -17,7 +17,7 @@ struct sqlite3;
 namespace tuned::db {
 
 /// The schema version this build writes and reads.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 /// `PRAGMA application_id` of every tuning database: "tund" in ASCII.
 inline constexpr int kApplicationId = 0x74756e64;

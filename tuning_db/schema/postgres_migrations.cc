@@ -119,10 +119,29 @@ CREATE TABLE worker_losses(
 ALTER TABLE records ADD COLUMN verified BIGINT NOT NULL DEFAULT 1;
 )sql";
 
+constexpr char kMigration4[] = R"sql(
+ALTER TABLE records ADD COLUMN kind BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN toolkit_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE records ADD COLUMN codegen_version BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN protocol_version BIGINT NOT NULL DEFAULT 1;
+CREATE TABLE worker_calibrations(
+  id BIGSERIAL PRIMARY KEY,
+  worker_id TEXT NOT NULL,
+  device_model TEXT NOT NULL,
+  median_seconds DOUBLE PRECISION NOT NULL,
+  repeat_cv DOUBLE PRECISION NOT NULL,
+  drift DOUBLE PRECISION NOT NULL,
+  drifted BIGINT NOT NULL,
+  created_unix_ms BIGINT NOT NULL
+);
+CREATE INDEX worker_calibrations_worker ON worker_calibrations(worker_id, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "workloads, targets, records, tasks", kMigration1},
     {2, "record provenance, cost-model snapshots, merge log", kMigration2},
     {3, "worker losses per trace, verified records", kMigration3},
+    {4, "record key versions and kinds, worker calibrations", kMigration4},
 };
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion,
               "one migration per schema version");

@@ -17,7 +17,7 @@ namespace tuned::db {
 class PgConnection;
 
 /// The schema version this build writes and reads on PostgreSQL.
-inline constexpr int kPostgresSchemaVersion = 3;
+inline constexpr int kPostgresSchemaVersion = 4;
 static_assert(kPostgresSchemaVersion == kSchemaVersion, "both backends hold the same schema");
 
 /// Every PostgreSQL migration, in order.

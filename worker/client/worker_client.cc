@@ -36,6 +36,7 @@ struct WorkerClient::Session {
   bool closed = false;
   int heartbeat_ms = 1000;
   std::set<std::string> running;
+  bool calibration_due = true;  // after hello, and whenever `running` became empty
   std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::ServerMessage>> stream;
 
   // Requires mu.
@@ -43,7 +44,13 @@ struct WorkerClient::Session {
   // Whether the job was still held.
   bool FinishJobLocked(const std::string& job_id) {
     const bool was_running = running.erase(job_id) != 0;
-    if (running.empty()) idle.notify_all();
+    if (running.empty()) {
+      idle.notify_all();
+      if (was_running) {
+        calibration_due = true;
+        cv.notify_all();  // the heartbeat thread calibrates
+      }
+    }
     return was_running;
   }
 };
@@ -57,6 +64,15 @@ WorkerClient::WorkerClient(WorkerClientOptions options, MeasurementEngine& engin
     worker_id_ =
         std::string(host) + ":" + std::to_string(getpid()) + ":" +
         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 100000);
+  }
+  if (options_.calibrate) {
+    auto kernel = CalibrationKernel::Create(engine_);
+    if (kernel.ok()) {
+      calibration_ = std::move(*kernel);
+    } else {
+      Log()->warn("worker {}: no calibration kernel ({}); drift is not detected", worker_id_,
+                  kernel.status().message());
+    }
   }
 }
 
@@ -164,6 +180,7 @@ Status WorkerClient::RunSession(bool* established) {
   }
 
   std::thread heartbeat;
+  std::thread calibration;
   v1::ServerMessage message;
   while (hello_sent && session->stream->Read(&message)) {
     switch (message.message_case()) {
@@ -179,6 +196,9 @@ Status WorkerClient::RunSession(bool* established) {
         }
         if (!heartbeat.joinable())
           heartbeat = std::thread([this, session] { HeartbeatLoop(session); });
+        // Its own thread: a calibration waits for the engine, heartbeats never do.
+        if (calibration_ != nullptr && !calibration.joinable())
+          calibration = std::thread([this, session] { CalibrationLoop(session); });
         break;
       }
       case v1::ServerMessage::kJob: {
@@ -239,6 +259,7 @@ Status WorkerClient::RunSession(bool* established) {
     session->idle.notify_all();
   }
   if (heartbeat.joinable()) heartbeat.join();
+  if (calibration.joinable()) calibration.join();
   grpc::Status finished = session->stream->Finish();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -260,6 +281,35 @@ void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {
     }
     message.mutable_heartbeat();
     if (!session->WriteLocked(message)) break;
+  }
+}
+
+void WorkerClient::CalibrationLoop(const std::shared_ptr<Session>& session) {
+  std::unique_lock<std::mutex> lock(session->mu);
+  bool warm = false;  // the first timing of a session is a warm-up: it would skew the baseline
+  while (true) {
+    session->cv.wait(lock, [&] {
+      return session->closed || (session->calibration_due && session->running.empty());
+    });
+    if (session->closed) return;
+    session->calibration_due = false;
+    lock.unlock();  // jobs arriving meanwhile queue behind it in the engine
+    if (!warm) {
+      (void)calibration_->Measure();
+      warm = true;
+    }
+    StatusOr<v1::Calibration> figure = calibration_->Measure();
+    lock.lock();
+    if (!figure.ok() || !(figure->median_seconds() > 0)) {
+      Log()->warn("worker {}: calibration failed: {}", worker_id_,
+                  figure.ok() ? "no time measured" : figure.status().message());
+      continue;
+    }
+    Log()->debug("calibration worker={} median_s={} cv={}", worker_id_,
+                 figure->median_seconds(), figure->repeat_cv());
+    v1::WorkerMessage message;
+    *message.mutable_calibration() = *figure;
+    if (!session->WriteLocked(message)) return;
   }
 }
 

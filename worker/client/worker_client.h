@@ -22,6 +22,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "worker/calibration.h"
 #include "worker/measurement_engine.h"
 
 namespace grpc {
@@ -47,6 +48,9 @@ struct WorkerClientOptions {
   int reconnect_max_ms = 5000;
   /// Heartbeat interval until the server says otherwise, milliseconds.
   int default_heartbeat_ms = 1000;
+  /// Time the calibration kernel (worker/calibration.h) after connecting and whenever the last
+  /// running job is done (between batches), and report the figure (drift detection).
+  bool calibrate = true;
 };
 
 struct WorkerClientStats {
@@ -82,6 +86,9 @@ class WorkerClient {
   /// One stream from hello to its end; `established` says whether the server accepted it.
   Status RunSession(bool* established);
   void HeartbeatLoop(const std::shared_ptr<Session>& session);
+  /// Times the calibration kernel whenever it is due (after hello, and when the last running
+  /// job is done) and sends the figure, until the session closes.
+  void CalibrationLoop(const std::shared_ptr<Session>& session);
 
   const WorkerClientOptions options_;
   MeasurementEngine& engine_;
@@ -96,6 +103,7 @@ class WorkerClient {
   std::shared_ptr<std::atomic<int64_t>> dropped_ = std::make_shared<std::atomic<int64_t>>(0);
   int64_t sessions_ = 0;
   int64_t jobs_ = 0;
+  std::unique_ptr<CalibrationKernel> calibration_;  // null when off or not buildable
 };
 
 }  // namespace tuned::worker

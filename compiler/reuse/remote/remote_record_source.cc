@@ -1,5 +1,6 @@
 #include "compiler/reuse/remote/remote_record_source.h"
 
+#include "common/version.h"
 #include "rpc/database_client.h"
 
 namespace tuned::reuse {
@@ -13,7 +14,8 @@ class RemoteRecordSource : public RecordSource {
   StatusOr<db::BestRecords> Best(const std::string& workload_key, const std::string& target,
                                  int limit) override {
     TUNED_ASSIGN_OR_RETURN(v1::BestRecordsResponse response,
-                           client_.BestRecords(workload_key, target, uint32_t(limit)));
+                           client_.BestRecords(workload_key, target, uint32_t(limit),
+                                               kCodegenVersion));
     db::BestRecords best;
     best.records.assign(response.records().begin(), response.records().end());
     best.miss_reason = response.miss_reason();

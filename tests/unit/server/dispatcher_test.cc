@@ -433,5 +433,114 @@ TEST(DispatcherLossHooksTest, LostLeasesAreReportedAndEarlierLossesCount) {
   EXPECT_EQ(losses.size(), 2u);
 }
 
+TEST_F(DispatcherTest, AJobNamingAWorkerGoesOnlyToThatWorker) {
+  FakeConnection a;
+  FakeConnection b;
+  uint64_t session_a = Connect("a", kCpu, 1, &a);
+  Connect("b", kCpu, 4, &b);
+  v1::MeasureJob job;
+  job.set_job_id("pinned");
+  job.set_task_id("t");
+  job.mutable_target()->set_target(kCpu);
+  job.set_worker_id("a");
+  Submit("busy-a", "t");  // b has more free slots: it takes this one
+  ASSERT_TRUE(dispatcher_.Submit(job, [](const v1::MeasureResult&) {}).ok());
+  Submit("after", "t");  // not held up behind the job that waits for a
+  EXPECT_THAT(b.JobIds(), ElementsAre("busy-a", "after"));
+  EXPECT_THAT(a.JobIds(), ElementsAre("pinned"));
+  EXPECT_TRUE(dispatcher_.HandleResult(session_a, Ok("pinned")));
+}
+
+TEST_F(DispatcherTest, AJobNamingAWorkerWaitsWhileThatWorkerIsBusy) {
+  FakeConnection a;
+  FakeConnection b;
+  uint64_t session_a = Connect("a", kCpu, 1, &a);
+  Connect("b", kCpu, 4, &b);
+  for (const char* id : {"p1", "p2"}) {
+    v1::MeasureJob job;
+    job.set_job_id(id);
+    job.set_task_id("t");
+    job.mutable_target()->set_target(kCpu);
+    job.set_worker_id("a");
+    ASSERT_TRUE(dispatcher_.Submit(job, [](const v1::MeasureResult&) {}).ok());
+  }
+  EXPECT_THAT(a.JobIds(), ElementsAre("p1"));
+  EXPECT_THAT(b.jobs, IsEmpty());
+  EXPECT_TRUE(dispatcher_.HandleResult(session_a, Ok("p1")));
+  EXPECT_THAT(a.JobIds(), ElementsAre("p1", "p2"));
+  EXPECT_THAT(b.jobs, IsEmpty());
+}
+
+TEST_F(DispatcherTest, AJobNamingAnAbsentWorkerGoesToAnyWorker) {
+  FakeConnection b;
+  Connect("b", kCpu, 1, &b);
+  v1::MeasureJob job;
+  job.set_job_id("pinned");
+  job.set_task_id("t");
+  job.mutable_target()->set_target(kCpu);
+  job.set_worker_id("gone");
+  ASSERT_TRUE(dispatcher_.Submit(job, [](const v1::MeasureResult&) {}).ok());
+  EXPECT_THAT(b.JobIds(), ElementsAre("pinned"));
+}
+
+TEST(DispatcherDriftTest, ACalibrationBeyondTheThresholdReportsTheBatchSinceThePreviousOne) {
+  DispatcherOptions options;
+  options.drift_threshold = 0.10;
+  std::vector<CalibrationEvent> events;
+  std::vector<std::vector<CompletedJob>> drifted;
+  options.on_calibration = [&](const CalibrationEvent& event) { events.push_back(event); };
+  options.on_drift = [&](const CalibrationEvent&, const std::vector<CompletedJob>& batch) {
+    drifted.push_back(batch);
+  };
+  Dispatcher dispatcher(options);
+  FakeConnection connection;
+  v1::WorkerHello hello;
+  hello.set_worker_id("w");
+  hello.mutable_target()->set_target(kCpu);
+  hello.mutable_device()->set_model("CPU X");
+  hello.set_slots(4);
+  uint64_t session = *dispatcher.RegisterWorker(hello, "test", &connection);
+  auto calibrate = [&](double seconds) {
+    v1::Calibration calibration;
+    calibration.set_median_seconds(seconds);
+    return dispatcher.HandleCalibration(session, calibration);
+  };
+  auto complete = [&](const std::string& id) {
+    v1::MeasureJob job;
+    job.set_job_id(id);
+    job.set_task_id("t");
+    job.mutable_target()->set_target(kCpu);
+    ASSERT_TRUE(dispatcher.Submit(job, [](const v1::MeasureResult&) {}).ok());
+    v1::MeasureResult result;
+    result.set_job_id(id);
+    result.set_status(v1::MEASURE_STATUS_OK);
+    ASSERT_TRUE(dispatcher.HandleResult(session, result));
+  };
+  ASSERT_TRUE(calibrate(1e-3).ok());  // the baseline
+  complete("j1");
+  ASSERT_TRUE(calibrate(1.05e-3).ok());  // within 10%: j1 stands
+  complete("j2");
+  complete("j3");
+  auto drift = calibrate(1.5e-3);
+  ASSERT_TRUE(drift.ok());
+  EXPECT_TRUE(drift->drifted);
+  EXPECT_NEAR(drift->drift, 0.5, 1e-9);
+  ASSERT_EQ(drifted.size(), 1u);
+  ASSERT_EQ(drifted[0].size(), 2u);
+  EXPECT_EQ(drifted[0][0].job_id, "j2");
+  EXPECT_EQ(drifted[0][1].job_id, "j3");
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_FALSE(events[0].drifted);
+  EXPECT_FALSE(events[1].drifted);
+  EXPECT_EQ(events[2].device_model, "CPU X");
+  auto workers = dispatcher.ListWorkers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].drift_events, 1);
+  EXPECT_DOUBLE_EQ(workers[0].calibration_baseline_seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(workers[0].calibration_last_seconds, 1.5e-3);
+  EXPECT_THAT(workers[0].last_drift, HasSubstr("2 job(s) re-measured"));
+  EXPECT_EQ(calibrate(0).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tuned::dispatch

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -69,12 +71,15 @@ class ScriptedSearch : public search::SearchStrategy {
   std::vector<int>* updated_;
 };
 
-// Answers every job on its own thread (never inside the dispatcher's lock).
+// Answers every job on its own thread (never inside the dispatcher's lock). A search job's
+// result (the protocol's one repeat) has repeat CV `search_cv`; a job of more repeats has CV 0.
 class EchoWorker : public dispatch::WorkerConnection {
  public:
-  explicit EchoWorker(dispatch::Dispatcher& dispatcher) : dispatcher_(dispatcher) {
+  explicit EchoWorker(dispatch::Dispatcher& dispatcher, std::string id = "echo",
+                      double search_cv = 0)
+      : dispatcher_(dispatcher), search_cv_(search_cv) {
     v1::WorkerHello hello;
-    hello.set_worker_id("echo");
+    hello.set_worker_id(id);
     hello.mutable_target()->set_target(kTarget);
     hello.set_slots(4);
     thread_ = std::thread([this] { Serve(); });
@@ -92,6 +97,7 @@ class EchoWorker : public dispatch::WorkerConnection {
   void SendJob(const v1::MeasureJob& job) override {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.push_back(job);
+    received_.push_back(job);
     seen_.insert(db::TraceHash(job.trace()));
     cv_.notify_all();
   }
@@ -101,6 +107,10 @@ class EchoWorker : public dispatch::WorkerConnection {
   std::set<std::string> seen() {
     std::lock_guard<std::mutex> lock(mu_);
     return seen_;
+  }
+  std::vector<v1::MeasureJob> received() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return received_;
   }
 
  private:
@@ -115,18 +125,23 @@ class EchoWorker : public dispatch::WorkerConnection {
       v1::MeasureResult result;
       result.set_job_id(job.job_id());
       result.set_status(v1::MEASURE_STATUS_OK);
-      result.add_repeat_seconds(1e-3);
       result.set_median_seconds(1e-3 + 1e-6 * double(job.trace().ByteSizeLong()));
+      for (uint32_t i = 0; i < std::max(1u, job.config().repeat()); ++i) {
+        result.add_repeat_seconds(1e-3);
+      }
+      if (job.config().repeat() <= 1) result.set_repeat_cv(search_cv_);
       dispatcher_.HandleResult(session_, result);
       lock.lock();
     }
   }
 
   dispatch::Dispatcher& dispatcher_;
+  const double search_cv_;
   uint64_t session_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<v1::MeasureJob> jobs_;
+  std::vector<v1::MeasureJob> received_;
   std::set<std::string> seen_;
   bool stop_ = false;
   std::thread thread_;
@@ -233,7 +248,21 @@ class TaskManagerTest : public ::testing::TestWithParam<db::testing::Backend> {
     options.default_measure.set_run_timeout_ms(1000);
     options.default_target = kTarget;
     options.ownership = database_->task_ownership();  // PostgreSQL: as `tuned serve` runs it
+    // Re-measures have their own tests (below); these count search records only.
+    options.default_remeasure.set_noise_cv_threshold(0);
+    options.default_remeasure.set_top_k(0);
     return options;
+  }
+
+  // The task's records of `kind`.
+  std::vector<v1::TuningRecord> RecordsOfKind(const std::string& task_id, v1::RecordKind kind) {
+    auto records = database_->TaskRecords(task_id);
+    EXPECT_TRUE(records.ok());
+    std::vector<v1::TuningRecord> out;
+    for (const v1::TuningRecord& record : *records) {
+      if (record.kind() == kind) out.push_back(record);
+    }
+    return out;
   }
 
   static v1::TaskSpec Spec(uint32_t trials) {
@@ -608,6 +637,118 @@ TEST_P(TaskManagerTest, PartialMeasureConfigsKeepEveryOtherDefaultVerifyIncluded
   v1::TaskSpec zero_warmup = Spec(4);
   zero_warmup.mutable_measure()->set_warmup(0);  // an explicit zero is kept, not defaulted
   EXPECT_EQ(manager.NormalizeSpec(zero_warmup)->measure().warmup(), 0u);
+}
+
+TEST_P(TaskManagerTest, NoisyRecordsAreRemeasuredWithMoreRepeatsBeforeTheyRank) {
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher, "echo", /*search_cv=*/0.2);
+  TaskManagerOptions options = Options();
+  options.default_remeasure.set_noise_cv_threshold(0.05);
+  TaskManager manager(*database_, *database_, dispatcher, options);
+  auto submitted = manager.Submit(Spec(8));
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+  EXPECT_EQ(status.trials_done(), 8u);  // re-measures are not trials
+  const auto search = RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_SEARCH);
+  const auto remeasured = RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_REMEASURE);
+  EXPECT_EQ(search.size(), 8u);
+  ASSERT_EQ(remeasured.size(), 8u);
+  std::set<std::string> hashes;
+  for (const v1::TuningRecord& record : remeasured) {
+    EXPECT_EQ(record.config().repeat(), 3u);  // noise_repeat_factor 3 times the protocol's 1
+    EXPECT_EQ(record.result().repeat_seconds_size(), 3);
+    hashes.insert(record.trace_hash());
+  }
+  EXPECT_EQ(hashes.size(), 8u);
+  EXPECT_EQ(status.best().kind(), v1::RECORD_KIND_REMEASURE);  // the noisy figures never ranked
+}
+
+TEST_P(TaskManagerTest, QuietRecordsAreNotRemeasured) {
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher, "echo", /*search_cv=*/0.01);
+  TaskManagerOptions options = Options();
+  options.default_remeasure.set_noise_cv_threshold(0.05);
+  TaskManager manager(*database_, *database_, dispatcher, options);
+  auto submitted = manager.Submit(Spec(4));
+  ASSERT_TRUE(submitted.ok());
+  EXPECT_EQ(WaitFinal(manager, submitted->task_id()).state(), v1::TASK_STATE_SUCCEEDED);
+  EXPECT_TRUE(RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_REMEASURE).empty());
+}
+
+TEST_P(TaskManagerTest, TopKAreRemeasuredInterleavedAndTheWinnerIsAFinalRecord) {
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher);
+  TaskManagerOptions options = Options();
+  options.default_remeasure.set_top_k(3);
+  options.default_remeasure.set_top_k_rounds(2);
+  TaskManager manager(*database_, *database_, dispatcher, options);
+  auto submitted = manager.Submit(Spec(10));
+  ASSERT_TRUE(submitted.ok());
+  v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+  EXPECT_EQ(status.trials_done(), 10u);
+  const auto finals = RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_FINAL);
+  ASSERT_EQ(finals.size(), 3u);
+  std::set<std::string> hashes;
+  for (const v1::TuningRecord& record : finals) {
+    EXPECT_EQ(record.result().repeat_seconds_size(), 2);  // one repeat per round, two rounds
+    EXPECT_EQ(record.result().worker_id(), "echo");
+    hashes.insert(record.trace_hash());
+  }
+  EXPECT_EQ(hashes.size(), 3u);
+  EXPECT_EQ(status.best().kind(), v1::RECORD_KIND_FINAL);
+  // The final jobs name their worker and come in rounds: A B C A B C.
+  std::vector<v1::MeasureJob> jobs = worker.received();
+  ASSERT_EQ(jobs.size(), 16u);
+  for (size_t i = 10; i < 16; ++i) EXPECT_EQ(jobs[i].worker_id(), "echo");
+  std::set<std::string> round;
+  for (size_t i = 10; i < 13; ++i) {
+    round.insert(db::TraceHash(jobs[i].trace()));
+    EXPECT_EQ(db::TraceHash(jobs[i].trace()), db::TraceHash(jobs[i + 3].trace()));
+  }
+  EXPECT_EQ(round, hashes);
+  // The log's lookup agrees: only FINAL records rank.
+  auto best = database_->GetBestRecords({finals[0].workload().key(), kTarget, "", 10});
+  ASSERT_TRUE(best.ok());
+  ASSERT_EQ(best->records.size(), 3u);
+  for (const v1::TuningRecord& record : best->records) {
+    EXPECT_EQ(record.kind(), v1::RECORD_KIND_FINAL);
+  }
+}
+
+TEST_P(TaskManagerTest, TopKAreRemeasuredOnASecondWorkerOfTheSameDevice) {
+  dispatch::Dispatcher dispatcher;
+  EchoWorker first(dispatcher, "echo-a");
+  EchoWorker second(dispatcher, "echo-b");
+  TaskManagerOptions options = Options();
+  options.default_remeasure.set_top_k(2);
+  options.default_remeasure.set_top_k_rounds(1);
+  TaskManager manager(*database_, *database_, dispatcher, options);
+  auto submitted = manager.Submit(Spec(6));
+  ASSERT_TRUE(submitted.ok());
+  EXPECT_EQ(WaitFinal(manager, submitted->task_id()).state(), v1::TASK_STATE_SUCCEEDED);
+  const auto finals = RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_FINAL);
+  ASSERT_EQ(finals.size(), 4u);  // 2 traces on 2 workers
+  std::map<std::string, int> per_worker;
+  for (const v1::TuningRecord& record : finals) ++per_worker[record.result().worker_id()];
+  EXPECT_EQ(per_worker["echo-a"], 2);
+  EXPECT_EQ(per_worker["echo-b"], 2);
+}
+
+TEST_P(TaskManagerTest, AFinishedTaskIgnoresADrift) {
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher);
+  TaskManager manager(*database_, *database_, dispatcher, Options());
+  auto submitted = manager.Submit(Spec(4));
+  ASSERT_TRUE(submitted.ok());
+  v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
+  ASSERT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED);
+  // Its runner is gone: nothing more is measured. (A running task's drift: cluster_test.)
+  std::vector<dispatch::CompletedJob> batch;
+  for (const v1::MeasureJob& job : worker.received()) batch.push_back({job.task_id(), job.job_id()});
+  manager.RemeasureDrifted("echo", batch);
+  EXPECT_TRUE(RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_REMEASURE).empty());
 }
 
 }  // namespace

@@ -320,7 +320,7 @@ TEST_P(StoreTest, StatsCountEverything) {
   ASSERT_TRUE(db_->SaveTask(task).ok());
   auto stats = db_->Stats();
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->schema_version, 3);
+  EXPECT_EQ(stats->schema_version, 4);  // migration 4: record keys, calibrations
   EXPECT_EQ(stats->num_workloads, 1);
   EXPECT_EQ(stats->num_targets, 1);
   EXPECT_EQ(stats->num_records, 2);

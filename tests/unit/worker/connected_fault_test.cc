@@ -120,5 +120,25 @@ TEST_F(ConnectedFaultTest, HangingAndCrashingBuildsLeaveTheWorkerConnected) {
   EXPECT_EQ(stack_->dispatcher().Stats().requeued, 0);
 }
 
+TEST_F(ConnectedFaultTest, TheWorkerTimesItsCalibrationKernelAndTheServerStoresIt) {
+  // After hello and after each batch; the first figure is the worker's baseline.
+  ASSERT_EQ(Dispatch(MakeJob(kSmallMatmul, "one")).status(), v1::MEASURE_STATUS_OK);
+  std::vector<db::WorkerCalibration> stored;
+  for (int i = 0; i < 300 && stored.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto listed = stack_->database().ListCalibrations("faulty-worker", 10);
+    ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+    stored = *listed;
+  }
+  ASSERT_GE(stored.size(), 2u);  // one after hello, one after the job
+  EXPECT_GT(stored[0].median_seconds, 0);
+  EXPECT_DOUBLE_EQ(stored[0].drift, 0);
+  EXPECT_NEAR(stored[1].drift, (stored[1].median_seconds - stored[0].median_seconds) /
+                                   stored[0].median_seconds, 1e-12);
+  std::vector<dispatch::WorkerSnapshot> workers = stack_->dispatcher().ListWorkers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_DOUBLE_EQ(workers[0].calibration_baseline_seconds, stored[0].median_seconds);
+}
+
 }  // namespace
 }  // namespace tuned::worker

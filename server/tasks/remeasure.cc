@@ -1,0 +1,118 @@
+#include "server/tasks/remeasure.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+namespace tuned::tasks {
+
+v1::RemeasureOptions DefaultRemeasureOptions() {
+  v1::RemeasureOptions options;
+  options.set_noise_cv_threshold(0.05);
+  options.set_noise_repeat_factor(3);
+  options.set_top_k(5);
+  options.set_top_k_rounds(4);
+  return options;
+}
+
+v1::RemeasureOptions WithRemeasureDefaults(const v1::RemeasureOptions& requested,
+                                           const v1::RemeasureOptions& defaults) {
+  v1::RemeasureOptions options = defaults;
+  options.MergeFrom(requested);  // every field has presence: only the present ones are copied
+  return options;
+}
+
+Status ValidateRemeasure(const v1::RemeasureOptions& options) {
+  const double threshold = options.noise_cv_threshold();
+  if (!std::isfinite(threshold) || threshold < 0) {
+    return InvalidArgumentError("remeasure.noise_cv_threshold must be a finite number >= 0");
+  }
+  if (options.noise_repeat_factor() == 0 || options.noise_repeat_factor() > 100) {
+    return InvalidArgumentError("remeasure.noise_repeat_factor must be within [1, 100]");
+  }
+  if (options.top_k() > 100) return InvalidArgumentError("remeasure.top_k must be at most 100");
+  if (options.top_k_rounds() == 0 || options.top_k_rounds() > 100) {
+    return InvalidArgumentError("remeasure.top_k_rounds must be within [1, 100]");
+  }
+  return Status::Ok();
+}
+
+bool IsNoisy(const v1::MeasureResult& result, const v1::RemeasureOptions& options) {
+  return result.status() == v1::MEASURE_STATUS_OK && options.noise_cv_threshold() > 0 &&
+         result.repeat_cv() > options.noise_cv_threshold();
+}
+
+std::vector<const v1::TuningRecord*> RankTraces(const std::vector<v1::TuningRecord>& records,
+                                                const v1::RemeasureOptions& options) {
+  std::map<std::string, int> latest_kind;  // per trace, over every status
+  bool any_final = false;
+  for (const v1::TuningRecord& record : records) {
+    int& kind = latest_kind.try_emplace(record.trace_hash(), 0).first->second;
+    kind = std::max(kind, int(record.kind()));
+    if (record.kind() == v1::RECORD_KIND_FINAL &&
+        record.result().status() == v1::MEASURE_STATUS_OK) {
+      any_final = true;
+    }
+  }
+  std::map<std::string, const v1::TuningRecord*> fastest;
+  for (const v1::TuningRecord& record : records) {
+    if (record.result().status() != v1::MEASURE_STATUS_OK) continue;
+    if (int(record.kind()) != latest_kind[record.trace_hash()]) continue;
+    if (any_final && record.kind() != v1::RECORD_KIND_FINAL) continue;
+    if (record.kind() == v1::RECORD_KIND_SEARCH && IsNoisy(record.result(), options)) continue;
+    const v1::TuningRecord*& best = fastest[record.trace_hash()];
+    if (best == nullptr || record.result().median_seconds() < best->result().median_seconds()) {
+      best = &record;
+    }
+  }
+  std::vector<const v1::TuningRecord*> ranked;
+  for (const auto& [hash, record] : fastest) ranked.push_back(record);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto* a, const auto* b) {
+    if (a->result().median_seconds() != b->result().median_seconds()) {
+      return a->result().median_seconds() < b->result().median_seconds();
+    }
+    return a->record_id() < b->record_id();
+  });
+  return ranked;
+}
+
+double MedianOf(std::vector<double> seconds) {
+  if (seconds.empty()) return 0;
+  std::sort(seconds.begin(), seconds.end());
+  const size_t mid = seconds.size() / 2;
+  return seconds.size() % 2 ? seconds[mid] : (seconds[mid - 1] + seconds[mid]) / 2;
+}
+
+double CoefficientOfVariation(const std::vector<double>& seconds) {
+  if (seconds.size() < 2) return 0;
+  double mean = 0;
+  for (double s : seconds) mean += s;
+  mean /= double(seconds.size());
+  if (mean <= 0) return 0;
+  double squares = 0;
+  for (double s : seconds) squares += (s - mean) * (s - mean);
+  return std::sqrt(squares / double(seconds.size() - 1)) / mean;
+}
+
+v1::MeasureResult CombineRounds(const std::vector<v1::MeasureResult>& rounds) {
+  if (rounds.empty()) return {};
+  for (const v1::MeasureResult& round : rounds) {
+    if (round.status() != v1::MEASURE_STATUS_OK) return round;
+  }
+  v1::MeasureResult combined = rounds.back();
+  combined.clear_repeat_seconds();
+  std::vector<double> all;
+  double build_seconds = 0;
+  for (const v1::MeasureResult& round : rounds) {
+    all.insert(all.end(), round.repeat_seconds().begin(), round.repeat_seconds().end());
+    build_seconds += round.build_seconds();
+  }
+  for (double s : all) combined.add_repeat_seconds(s);
+  combined.set_median_seconds(MedianOf(all));
+  combined.set_repeat_cv(CoefficientOfVariation(all));
+  combined.set_build_seconds(build_seconds);
+  return combined;
+}
+
+}  // namespace tuned::tasks

@@ -4,10 +4,16 @@
 
 #include "compiler/ir/ir_mutator.h"
 #include "server/search/gpu_design_space.h"
+#include "server/search/sketch_rules_internal.h"
 #include "target/target.h"
 
 namespace tuned::search {
 namespace {
+
+using rules::EpilogueOf;
+using rules::InlineElementwise;
+using rules::LiveStage;
+using rules::LiveStages;
 
 using schedule::BlockRV;
 using schedule::Factor;
@@ -39,33 +45,6 @@ std::vector<LoopRV> TileLoop(Schedule& sch, LoopRV loop, int levels, int max_inn
   return *parts;
 }
 
-// Names of live stages, in order.
-std::vector<std::string> LiveStages(const Schedule& sch) {
-  std::vector<std::string> names;
-  for (int id : sch.state().order) {
-    if (sch.state().stages[id].is_live()) names.push_back(sch.state().stages[id].name);
-  }
-  return names;
-}
-
-// The live stage named `name`, or null once a rule has inlined it.
-const Stage* LiveStage(const Schedule& sch, const std::string& name) {
-  for (const Stage& st : sch.state().stages) {
-    if (st.is_live() && st.name == name) return &st;
-  }
-  return nullptr;
-}
-
-Status InlineElementwise(Schedule& sch) {
-  for (const std::string& name : LiveStages(sch)) {
-    const Stage* st = LiveStage(sch, name);
-    if (st == nullptr || st->is_output || st->is_reduction()) continue;
-    TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
-    TUNED_RETURN_IF_ERROR(sch.ComputeInline(block));
-  }
-  return Status::Ok();
-}
-
 // The index of the read buffer whose innermost dimension is indexed by `axis` (a candidate for
 // packing: it is read with unit stride along the vectorized loop), or -1.
 int PackCandidate(const Schedule& sch, int stage, const ir::VarNode* axis) {
@@ -87,15 +66,6 @@ int PackCandidate(const Schedule& sch, int stage, const ir::VarNode* axis) {
     }
   }
   return -1;
-}
-
-// An elementwise consumer that reads `stage`'s output at its own indices, or "".
-std::string EpilogueOf(const Schedule& sch, int stage) {
-  std::vector<int> consumers = sch.state().ConsumersOf(stage);
-  if (consumers.size() != 1) return "";
-  const Stage& c = sch.state().stages[consumers[0]];
-  if (c.is_reduction() || c.axes.size() != sch.state().stages[stage].axes.size()) return "";
-  return c.name;
 }
 
 Status TileReduction(Schedule& sch, const std::string& name, const SearchContext& ctx, bool pack) {

@@ -139,7 +139,12 @@ TEST(GpuTuning, AnOpenclWorkerTunesMatmulAndConvAndTheCompiledLauncherComputesTh
       }
       if (result == v1::MEASURE_STATUS_OK) {
         ++ok;
-        EXPECT_EQ(record.result().repeat_seconds_size(), 2);
+        // The protocol's 2 repeats; a re-measure (noisy record, final top-k) takes more.
+        if (record.kind() == v1::RECORD_KIND_SEARCH) {
+          EXPECT_EQ(record.result().repeat_seconds_size(), 2);
+        } else {
+          EXPECT_GT(record.result().repeat_seconds_size(), 2);
+        }
         EXPECT_LE(record.result().max_error(), 1e-4);
       }
     }

@@ -25,6 +25,8 @@ TuningCurve CurveOf(std::span<const v1::TuningRecord> records) {
   const int64_t first_ms = records.front().created_unix_ms();
   double best = 0;
   for (const v1::TuningRecord& record : records) {
+    // A curve is the task's trials: re-measures of traces it already tried are not points.
+    if (record.kind() == v1::RECORD_KIND_REMEASURE || record.kind() == v1::RECORD_KIND_FINAL) continue;
     CurvePoint point;
     point.trial = int(curve.points.size()) + 1;
     point.seconds = std::max<int64_t>(record.created_unix_ms() - first_ms, 0) / 1000.0;

@@ -555,7 +555,8 @@ Status TaskManager::Runner::RecordResult(const Measured& measured,
   record.set_codegen_version(kCodegenVersion);
   auto id = manager_.records_.InsertRecord(record);
   if (!id.ok()) return id.status().WithContext("storing the result of job " + result.job_id());
-  if (TaskObserver* observer = manager_.options_.observer) {
+  // Trials only: a re-measure is not a trial of the metrics' counters.
+  if (TaskObserver* observer = manager_.options_.observer; observer && kind == v1::RECORD_KIND_SEARCH) {
     observer->OnResultStored(status_.spec(), result, SecondsSince(write_start));
   }
   record.set_record_id(*id);

@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "tuning_db/record_ranking.h"
+
 namespace tuned::observability {
 
 std::string TuningCurve::label() const {
@@ -36,6 +38,10 @@ TuningCurve CurveOf(std::span<const v1::TuningRecord> records) {
     point.status = record.result().status();
     curve.points.push_back(point);
   }
+  // The records do not say the task's noise threshold; a noisy trial was re-measured, and the
+  // re-measure supersedes it whatever the threshold.
+  const std::vector<const v1::TuningRecord*> ranked = db::RankTraces(records, v1::RemeasureOptions());
+  if (!ranked.empty()) curve.best_gflops = RecordGflops(*ranked.front());
   return curve;
 }
 

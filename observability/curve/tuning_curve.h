@@ -27,8 +27,10 @@ struct TuningCurve {
   std::string workload_key;
   std::string target;
   std::vector<CurvePoint> points;
+  /// The task's best as the task ranks it (tuning_db/record_ranking.h): a re-measure's figure
+  /// replaces its trial's, so this may differ from the last point's best so far.
+  double best_gflops = 0;
 
-  double best_gflops() const { return points.empty() ? 0 : points.back().best_gflops; }
   /// "task <first 8 hex digits>", or "imported" for records without a task.
   std::string label() const;
 };
@@ -36,7 +38,8 @@ struct TuningCurve {
 /// Throughput of a record, GFLOP/s: the workload's flops over the median; 0 unless OK.
 double RecordGflops(const v1::TuningRecord& record);
 
-/// One curve of `records` taken in the given order (all of one task).
+/// One curve of `records` taken in the given order (all of one task): a point per trial
+/// (re-measures are not trials), and the task's best over all of them.
 TuningCurve CurveOf(std::span<const v1::TuningRecord> records);
 
 /// One curve per (task, workload, target) of `records`, each in the records' order, the

@@ -54,7 +54,7 @@ double XOf(const CurvePoint& point, PlotAxis axis) {
 std::string LegendLabel(const TuningCurve& curve, bool show_workload, bool show_target) {
   std::string label = curve.label();
   char best[48];
-  std::snprintf(best, sizeof(best), " (best %.1f GFLOP/s)", curve.best_gflops());
+  std::snprintf(best, sizeof(best), " (best %.1f GFLOP/s)", curve.best_gflops);
   if (show_workload) label += " · " + curve.workload_key;
   if (show_target) label += " · " + curve.target;
   if (label.size() > 90) label = label.substr(0, 87) + "...";

@@ -3,10 +3,8 @@
 
 /// \file
 /// What a task measures again before a figure may rank, and how a task ranks its records: the
-/// defaults of `RemeasureOptions` (task.proto), the one ranking rule a task applies (the same
-/// as the log's best-record lookup, tuning_db/record_store.h, plus: a search record whose
-/// repeat CV is above the noise threshold does not rank until it was re-measured), and the
-/// combination of a re-measure's rounds into one figure.
+/// defaults of `RemeasureOptions` (task.proto) and the combination of a re-measure's rounds
+/// into one figure. How a task ranks its records is tuning_db/record_ranking.h.
 
 #include <cstdint>
 #include <vector>
@@ -15,6 +13,7 @@
 #include "tuned/v1/measure.pb.h"
 #include "tuned/v1/record.pb.h"
 #include "tuned/v1/task.pb.h"
+#include "tuning_db/record_ranking.h"
 
 namespace tuned::tasks {
 
@@ -26,15 +25,6 @@ v1::RemeasureOptions WithRemeasureDefaults(const v1::RemeasureOptions& requested
 /// InvalidArgument naming the field: a threshold that is negative or not finite, a repeat
 /// factor of 0 or above 100, top_k above 100, top_k_rounds of 0 or above 100.
 Status ValidateRemeasure(const v1::RemeasureOptions& options);
-
-/// Whether an OK result is too noisy to rank before it was measured again.
-bool IsNoisy(const v1::MeasureResult& result, const v1::RemeasureOptions& options);
-
-/// One record per trace, fastest first, of the task's OK records that may rank: per trace the
-/// records of its latest kind; where FINAL records exist, only FINAL records; a SEARCH record
-/// that is noisy (IsNoisy) does not rank. The record of a trace is its fastest such record.
-std::vector<const v1::TuningRecord*> RankTraces(const std::vector<v1::TuningRecord>& records,
-                                                const v1::RemeasureOptions& options);
 
 /// The median and the coefficient of variation (sample standard deviation over mean; 0 with
 /// fewer than two) of `seconds`, as the worker computes them for one result.

@@ -44,7 +44,7 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // the best is a FINAL record (only FINAL records rank against it).
 bool IsBetter(const v1::TuningRecord& candidate, const v1::TaskStatus& status) {
   if (candidate.result().status() != v1::MEASURE_STATUS_OK) return false;
-  if (IsNoisy(candidate.result(), status.spec().remeasure())) return false;
+  if (db::IsNoisy(candidate.result(), status.spec().remeasure())) return false;
   if (status.best().kind() == v1::RECORD_KIND_FINAL) return false;
   return status.best().record_id() == 0 ||
          candidate.result().median_seconds() < status.best().result().median_seconds();
@@ -234,7 +234,7 @@ Status TaskManager::Runner::RunSearch() {
     if (cancelled_ || abandoned_) return Status::Ok();
     status_.set_trials_done(uint32_t(SearchTrials(previous)));
     status_.clear_best();
-    std::vector<const v1::TuningRecord*> ranked = RankTraces(previous, status_.spec().remeasure());
+    std::vector<const v1::TuningRecord*> ranked = db::RankTraces(previous, status_.spec().remeasure());
     if (!ranked.empty()) *status_.mutable_best() = *ranked.front();
     for (const v1::TuningRecord& record : previous) {
       if (record.kind() != v1::RECORD_KIND_SEARCH) continue;
@@ -359,7 +359,7 @@ Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& c
       search_jobs_[job.job_id()] = candidate;
     }
     measured.push_back({candidate.trace, result});
-    if (IsNoisy(result, spec.remeasure())) noisy.push_back(candidate);
+    if (db::IsNoisy(result, spec.remeasure())) noisy.push_back(candidate);
     return Status::Ok();
   }));
   if (measured.size() < candidates.size()) return Status::Ok();  // stopping
@@ -434,7 +434,7 @@ Status TaskManager::Runner::RemeasureTopK() {
   for (const v1::TuningRecord& record : records) {
     if (record.kind() == v1::RECORD_KIND_FINAL) return Status::Ok();  // done before a restart
   }
-  std::vector<const v1::TuningRecord*> ranked = RankTraces(records, spec.remeasure());
+  std::vector<const v1::TuningRecord*> ranked = db::RankTraces(records, spec.remeasure());
   if (ranked.empty()) return Status::Ok();
   if (ranked.size() > top_k) ranked.resize(top_k);
 
@@ -509,7 +509,7 @@ Status TaskManager::Runner::RerankFromRecords() {
                          manager_.records_.TaskRecords(task_id));
   std::unique_lock<std::mutex> lock(mu_);
   if (cancelled_ || abandoned_) return Status::Ok();
-  std::vector<const v1::TuningRecord*> ranked = RankTraces(records, status_.spec().remeasure());
+  std::vector<const v1::TuningRecord*> ranked = db::RankTraces(records, status_.spec().remeasure());
   if (ranked.empty()) {
     status_.clear_best();
   } else {

@@ -36,8 +36,27 @@ TEST(TuningCurve, BestSoFarHoldsUntilBeatenAndFailuresCountAsTrials) {
   EXPECT_DOUBLE_EQ(curve.points[2].best_gflops, 2);
   EXPECT_DOUBLE_EQ(curve.points[3].best_gflops, 4);
   EXPECT_DOUBLE_EQ(curve.points[3].seconds, 3.0);
-  EXPECT_DOUBLE_EQ(curve.best_gflops(), 4);
+  EXPECT_DOUBLE_EQ(curve.best_gflops, 4);
   EXPECT_EQ(curve.label(), "task t1");
+}
+
+TEST(TuningCurve, AReMeasureIsNoTrialButReplacesItsTrialsFigureInTheBest) {
+  std::vector<v1::TuningRecord> records = {Record("t1", v1::MEASURE_STATUS_OK, 0.5, 1000),   // 4 GFLOP/s
+                                           Record("t1", v1::MEASURE_STATUS_OK, 1.0, 2000),   // 2 GFLOP/s
+                                           Record("t1", v1::MEASURE_STATUS_OK, 0.8, 3000)};  // its re-measure
+  records[0].set_trace_hash("lucky");
+  records[1].set_trace_hash("steady");
+  records[2].set_trace_hash("lucky");
+  records[2].set_kind(v1::RECORD_KIND_REMEASURE);  // 2.5 GFLOP/s measured again
+  const TuningCurve curve = CurveOf(records);
+  ASSERT_EQ(curve.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(curve.points[1].best_gflops, 4);  // what the trials showed
+  EXPECT_DOUBLE_EQ(curve.best_gflops, 2.5);          // what the task ranks
+
+  records.push_back(Record("t1", v1::MEASURE_STATUS_OK, 0.9, 4000));
+  records.back().set_trace_hash("steady");
+  records.back().set_kind(v1::RECORD_KIND_FINAL);  // only FINAL records rank once one exists
+  EXPECT_NEAR(CurveOf(records).best_gflops, 2 / 0.9, 1e-12);
 }
 
 TEST(TuningCurve, OneCurvePerTaskInFirstAppearanceOrder) {

@@ -393,6 +393,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
       stats_.build_seconds += built.build_seconds;
       stats_.kernel_seconds += outcome->timing.kernel_seconds;
       stats_.child_seconds += outcome->child_seconds;
+      if (outcome->status != v1::MEASURE_STATUS_OK) ++stats_.runner_restarts;
     }
     if (result.status() != v1::MEASURE_STATUS_OK) {
       Logger("worker")->debug("job {}: {}: {}", built.job.job_id(),

@@ -54,6 +54,9 @@ struct EngineStats {
   double child_seconds = 0;        // measurement children alive (fork to reap)
   int reference_computations = 0;  // workload references computed
   int builds_in_flight = 0;        // candidates being built now (a gauge, not a sum)
+  // Measurement processes lost to a crash or a hang, each replaced by a fresh one: a CPU
+  // candidate's child, or the GPU runner (started again for the next job).
+  int64_t runner_restarts = 0;
 };
 
 class MeasurementEngine {

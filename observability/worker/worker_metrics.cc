@@ -9,9 +9,8 @@ namespace tuned::observability {
 using prometheus::MetricType;
 
 WorkerMetrics::WorkerMetrics(const worker::WorkerClient& client,
-                             const worker::MeasurementEngine& engine, uint32_t slots,
-                             std::vector<ExtraGauge> extra)
-    : client_(client), engine_(engine), slots_(slots), extra_(std::move(extra)) {}
+                             const worker::MeasurementEngine& engine, uint32_t slots)
+    : client_(client), engine_(engine), slots_(slots) {}
 
 std::vector<prometheus::MetricFamily> WorkerMetrics::Collect() const {
   const std::map<std::string, std::string> labels = {{"worker_id", client_.worker_id()},
@@ -45,9 +44,17 @@ std::vector<prometheus::MetricFamily> WorkerMetrics::Collect() const {
       MetricType::Counter, engine.kernel_seconds);
   add("tuned_worker_reference_computations_total", "Workload references computed",
       MetricType::Counter, engine.reference_computations);
-  for (const ExtraGauge& gauge : extra_) {
-    add(gauge.name.c_str(), gauge.help.c_str(), MetricType::Gauge, gauge.value());
-  }
+  add("tuned_worker_runner_restarts_total",
+      "Measurement processes lost to a crash or a hang and replaced (a CPU candidate's child, "
+      "the GPU runner)",
+      MetricType::Counter, double(engine.runner_restarts));
+  add("tuned_worker_calibrations_total", "Calibration kernel figures sent to the server",
+      MetricType::Counter, double(client.calibrations));
+  add("tuned_worker_calibration_seconds", "The calibration kernel's latest median",
+      MetricType::Gauge, client.calibration_seconds);
+  add("tuned_worker_calibration_drift_ratio",
+      "(latest - first) / first calibration median of this process; 0 before the first",
+      MetricType::Gauge, client.calibration_drift());
   return out;
 }
 

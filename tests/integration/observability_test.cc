@@ -195,6 +195,18 @@ TEST_F(ObservabilityTest, MetricsParseAndMoveDuringARealTask) {
   EXPECT_EQ(Sum(from_worker, "tuned_worker_jobs_held"), 0);
   EXPECT_GT(Sum(from_worker, "tuned_worker_build_seconds_total"), 0);
   EXPECT_GE(Sum(from_worker, "tuned_worker_sessions_total"), 1);
+  // Only a crash or a hang loses a measurement process; each is a failed trial of the server's.
+  EXPECT_EQ(Sum(from_worker, "tuned_worker_runner_restarts_total"),
+            Sum(after, "tuned_trials_total", "status=\"runtime_error\"") +
+                Sum(after, "tuned_trials_total", "status=\"timeout\""))
+      << from_worker.dump();
+  // The calibration kernel ran after the hello; its drift is against its first figure.
+  EXPECT_GE(Sum(from_worker, "tuned_worker_calibrations_total"), 1) << from_worker.dump();
+  EXPECT_GT(Sum(from_worker, "tuned_worker_calibration_seconds"), 0);
+  EXPECT_TRUE(HasSample(from_worker, "tuned_worker_calibration_drift_ratio"));
+  if (Sum(from_worker, "tuned_worker_calibrations_total") == 1) {
+    EXPECT_EQ(Sum(from_worker, "tuned_worker_calibration_drift_ratio"), 0);
+  }
 }
 
 // The page, rendered by a real browser: the DOM after its scripts ran.

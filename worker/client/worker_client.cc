@@ -112,7 +112,15 @@ int WorkerClient::Drain(const std::string& reason, std::chrono::milliseconds tim
 
 WorkerClientStats WorkerClient::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return {sessions_, jobs_, results_->load(), dropped_->load()};
+  WorkerClientStats stats;
+  stats.sessions = sessions_;
+  stats.jobs = jobs_;
+  stats.results = results_->load();
+  stats.dropped = dropped_->load();
+  stats.calibrations = calibrations_;
+  stats.calibration_seconds = calibration_seconds_;
+  stats.calibration_baseline_seconds = calibration_baseline_seconds_;
+  return stats;
 }
 
 Status WorkerClient::Run() {
@@ -307,6 +315,12 @@ void WorkerClient::CalibrationLoop(const std::shared_ptr<Session>& session) {
     }
     Log()->debug("calibration worker={} median_s={} cv={}", worker_id_,
                  figure->median_seconds(), figure->repeat_cv());
+    {
+      std::lock_guard<std::mutex> stats_lock(mu_);  // after session->mu, as everywhere
+      ++calibrations_;
+      calibration_seconds_ = figure->median_seconds();
+      if (calibration_baseline_seconds_ == 0) calibration_baseline_seconds_ = calibration_seconds_;
+    }
     v1::WorkerMessage message;
     *message.mutable_calibration() = *figure;
     if (!session->WriteLocked(message)) return;

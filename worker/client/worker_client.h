@@ -58,6 +58,17 @@ struct WorkerClientStats {
   int64_t jobs = 0;      // Jobs received.
   int64_t results = 0;   // Results reported.
   int64_t dropped = 0;   // Results dropped (cancelled, or their stream had ended).
+  // The calibration kernel (worker/calibration.h): figures sent, the latest, and the first of
+  // this process, which the drift is measured against (as the server does per worker id).
+  int64_t calibrations = 0;
+  double calibration_seconds = 0;
+  double calibration_baseline_seconds = 0;
+  /// (latest - first) / first; 0 before the first figure.
+  double calibration_drift() const {
+    return calibration_baseline_seconds > 0
+               ? (calibration_seconds - calibration_baseline_seconds) / calibration_baseline_seconds
+               : 0;
+  }
 };
 
 class WorkerClient {
@@ -103,6 +114,9 @@ class WorkerClient {
   std::shared_ptr<std::atomic<int64_t>> dropped_ = std::make_shared<std::atomic<int64_t>>(0);
   int64_t sessions_ = 0;
   int64_t jobs_ = 0;
+  int64_t calibrations_ = 0;
+  double calibration_seconds_ = 0;
+  double calibration_baseline_seconds_ = 0;
   std::unique_ptr<CalibrationKernel> calibration_;  // null when off or not buildable
 };
 

@@ -208,11 +208,11 @@ class GpuEngine final : public MeasurementEngine {
       case RunnerCall::Kind::kTimedOut:
         result.set_status(v1::MEASURE_STATUS_TIMEOUT);
         result.set_error("GPU runner still running after " + Milliseconds(timeout) + "; killed, a fresh runner follows");
-        return Count(std::move(result), 0);
+        return Count(std::move(result), 0, /*runner_lost=*/true);
       case RunnerCall::Kind::kCrashed:
         result.set_status(v1::MEASURE_STATUS_RUNTIME_ERROR);
         result.set_error("GPU runner " + call.error + " while running the candidate; a fresh runner follows");
-        return Count(std::move(result), 0);
+        return Count(std::move(result), 0, /*runner_lost=*/true);
       case RunnerCall::Kind::kReplied:
         break;
     }
@@ -250,7 +250,7 @@ class GpuEngine final : public MeasurementEngine {
     return Count(std::move(result), reply.kernel_seconds());
   }
 
-  v1::MeasureResult Count(v1::MeasureResult result, double kernel_seconds) {
+  v1::MeasureResult Count(v1::MeasureResult result, double kernel_seconds, bool runner_lost = false) {
     if (result.status() != v1::MEASURE_STATUS_OK) {
       Logger("worker")->debug("job {}: {}: {}", result.job_id(), v1::MeasureStatus_Name(result.status()), result.error());
     }
@@ -258,6 +258,7 @@ class GpuEngine final : public MeasurementEngine {
     ++stats_.results;
     stats_.build_seconds += result.build_seconds();
     stats_.kernel_seconds += kernel_seconds;
+    if (runner_lost) ++stats_.runner_restarts;
     return result;
   }
 

@@ -57,7 +57,9 @@ TEST_F(FaultTest, OutOfBoundsWriteIsRuntimeErrorNamingTheSignal) {
   EXPECT_THAT(result.error(), HasSubstr("SIGSEGV"));
   EXPECT_THAT(result.error(), HasSubstr("first"));
   EXPECT_EQ(result.repeat_seconds_size(), 0);
+  EXPECT_EQ(engine_->stats().runner_restarts, 1);
   ExpectNextJobOk();
+  EXPECT_EQ(engine_->stats().runner_restarts, 1);  // an OK candidate's child is no restart
 }
 
 TEST_F(FaultTest, NullDereferenceIsRuntimeError) {
@@ -76,6 +78,7 @@ TEST_F(FaultTest, EndlessKernelTimesOutWithinTheTimeoutPlusAMargin) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(result.status(), v1::MEASURE_STATUS_TIMEOUT);
   EXPECT_THAT(result.error(), HasSubstr("300 ms"));
+  EXPECT_EQ(engine_->stats().runner_restarts, 1);
   // Timeout plus build, reference and fork; generous for a loaded 2-core machine.
   EXPECT_LT(seconds, 0.3 + 3.0);
   ExpectNextJobOk();

@@ -100,11 +100,13 @@ TEST_F(GpuEngineTest, OutOfBoundsAndEndlessKernelsEndTheRunnerAndTheNextJobRuns)
   ASSERT_TRUE(oob.ok()) << oob.status().message();
   EXPECT_EQ(oob->status(), v1::MEASURE_STATUS_RUNTIME_ERROR) << oob->error();
   EXPECT_NE(oob->error().find("SIGSEGV"), std::string::npos) << oob->error();
+  EXPECT_EQ(engine_->stats().runner_restarts, 1);
   ExpectOk("after-oob");
   auto endless = engine_->Measure(GpuJob("endless", TiledMatmulTrace()));
   ASSERT_TRUE(endless.ok()) << endless.status().message();
   EXPECT_EQ(endless->status(), v1::MEASURE_STATUS_TIMEOUT) << endless->error();
   ExpectOk("after-endless");
+  EXPECT_EQ(engine_->stats().runner_restarts, 2);  // the OK jobs restarted nothing
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <map>
 #include <tuple>
 
-#include "tuning_db/record_ranking.h"
+#include "tuning_db/ranking/record_ranking.h"
 
 namespace tuned::observability {
 

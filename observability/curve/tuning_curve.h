@@ -27,7 +27,7 @@ struct TuningCurve {
   std::string workload_key;
   std::string target;
   std::vector<CurvePoint> points;
-  /// The task's best as the task ranks it (tuning_db/record_ranking.h): a re-measure's figure
+  /// The task's best as the task ranks it (tuning_db/ranking/record_ranking.h): a re-measure's figure
   /// replaces its trial's, so this may differ from the last point's best so far.
   double best_gflops = 0;
 

@@ -4,7 +4,7 @@
 /// \file
 /// What a task measures again before a figure may rank, and how a task ranks its records: the
 /// defaults of `RemeasureOptions` (task.proto) and the combination of a re-measure's rounds
-/// into one figure. How a task ranks its records is tuning_db/record_ranking.h.
+/// into one figure. How a task ranks its records is tuning_db/ranking/record_ranking.h.
 
 #include <cstdint>
 #include <vector>
@@ -13,7 +13,7 @@
 #include "tuned/v1/measure.pb.h"
 #include "tuned/v1/record.pb.h"
 #include "tuned/v1/task.pb.h"
-#include "tuning_db/record_ranking.h"
+#include "tuning_db/ranking/record_ranking.h"
 
 namespace tuned::tasks {
 

@@ -1,4 +1,4 @@
-#include "tuning_db/record_ranking.h"
+#include "tuning_db/ranking/record_ranking.h"
 
 #include <algorithm>
 #include <map>

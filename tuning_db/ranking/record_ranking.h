@@ -1,5 +1,5 @@
-#ifndef TUNED_TUNING_DB_RECORD_RANKING_H_
-#define TUNED_TUNING_DB_RECORD_RANKING_H_
+#ifndef TUNED_TUNING_DB_RANKING_RECORD_RANKING_H_
+#define TUNED_TUNING_DB_RANKING_RECORD_RANKING_H_
 
 /// \file
 /// How a task's records rank: the one rule a task applies to choose its best (the same as the
@@ -27,4 +27,4 @@ std::vector<const v1::TuningRecord*> RankTraces(std::span<const v1::TuningRecord
 
 }  // namespace tuned::db
 
-#endif  // TUNED_TUNING_DB_RECORD_RANKING_H_
+#endif  // TUNED_TUNING_DB_RANKING_RECORD_RANKING_H_

@@ -49,7 +49,7 @@ StatusOr<GpuCompileOutput> CompileGpu(const ir::Workload& workload, const target
     return UnimplementedError("tuned compile for '" + target.ToString() + "': only opencl GPU targets emit a launcher yet");
   }
   if (!IsIdentifier(name)) return InvalidArgumentError("--name '" + name + "' is not a C identifier");
-  TUNED_ASSIGN_OR_RETURN(db::BestRecords best, source.Best(workload.key(), target.ToString(), 1));
+  TUNED_ASSIGN_OR_RETURN(db::BestRecords best, source.Best(workload.key(), target.ToString(), 1, /*toolkit_version=*/""));
   if (best.records.empty()) {
     return NotFoundError("no record of " + workload.key() + " on '" + target.ToString() + "': " + best.miss_reason +
                          " (a GPU target has no default schedule to fall back to)");

@@ -68,9 +68,9 @@ Status RunWorkers(const WorkersFlags& flags) {
                 (std::to_string((now - w.last_seen_unix_ms()) / 1000) + "s").c_str(),
                 (std::to_string((now - w.connected_unix_ms()) / 1000) + "s").c_str(),
                 w.hello().target().target().c_str(), w.hello().device().model().c_str());
-    // Drift detection: the calibration kernel's time now and first, and the last drift.
+    // Drift detection: the calibration kernel's time now and its baseline, and the last drift.
     if (w.calibration_baseline_seconds() > 0) {
-      std::printf("  calibration %s (first %s), %llu drift(s)%s%s\n",
+      std::printf("  calibration %s (baseline %s), %llu drift(s)%s%s\n",
                   FormatSeconds(w.calibration_last_seconds()).c_str(),
                   FormatSeconds(w.calibration_baseline_seconds()).c_str(),
                   static_cast<unsigned long long>(w.drift_events()),

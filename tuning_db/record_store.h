@@ -112,7 +112,7 @@ struct WorkerCalibration {
   std::string device_model;
   double median_seconds = 0;
   double repeat_cv = 0;
-  double drift = 0;      // (median - the worker's first median) / the first median
+  double drift = 0;      // (median - baseline) / baseline: the worker's first median, or its last drifted one
   bool drifted = false;  // |drift| was beyond the threshold: the batch was re-measured
   int64_t created_unix_ms = 0;
 };

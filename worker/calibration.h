@@ -6,7 +6,7 @@
 /// schedule, its job made once) timed by the engine like any candidate, with a short protocol
 /// and no verification. Its figure moving on the same worker means the machine changed (a
 /// noisy neighbour, a clock change), not the candidates: the server compares it with the
-/// worker's first figure (docs/server.md, "Drift").
+/// worker's baseline (docs/server.md, "Drift").
 
 #include <memory>
 

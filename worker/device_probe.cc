@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/codegen/llvm/codegen_llvm.h"
+
 namespace tuned::worker {
 namespace {
 
@@ -88,7 +90,7 @@ v1::DeviceInfo ProbeCpuDevice(const target::Target& target) {
   }
   for (const std::string& feature : present) device.add_features(feature);
   ProbeCaches(device);
-  device.set_toolkit_version(std::string("LLVM ") + TUNED_LLVM_VERSION);
+  device.set_toolkit_version(codegen::LlvmToolkitVersion());
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page_size > 0) {

@@ -1,6 +1,7 @@
 #include "compiler/reuse/apply_history_best.h"
 
 #include "common/logging.h"
+#include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/lower/pipeline.h"
 
@@ -42,15 +43,17 @@ StatusOr<bool> TryRecords(const ir::Workload& workload, const db::BestRecords& b
 StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& source,
                                  const SelectOptions& options) {
   Selection selection;
+  // Records timed with the LLVM this build generates code with, or with an unknown one.
+  const std::string toolkit = codegen::LlvmToolkitVersion();
   TUNED_ASSIGN_OR_RETURN(db::BestRecords best,
-                         source.Best(workload.key(), options.target, options.max_records));
+                         source.Best(workload.key(), options.target, options.max_records, toolkit));
   TUNED_ASSIGN_OR_RETURN(bool found, TryRecords(workload, best, options, selection));
   std::string reason = best.records.empty() ? best.miss_reason : "no record of it replays";
   if (!found && options.allow_compatible_target) {
     TUNED_ASSIGN_OR_RETURN(std::vector<std::string> targets, source.Targets(workload.key()));
     for (const std::string& other : targets) {
       if (other == options.target || !IsCompatibleTarget(options.target, other)) continue;
-      TUNED_ASSIGN_OR_RETURN(db::BestRecords near, source.Best(workload.key(), other, options.max_records));
+      TUNED_ASSIGN_OR_RETURN(db::BestRecords near, source.Best(workload.key(), other, options.max_records, toolkit));
       TUNED_ASSIGN_OR_RETURN(found, TryRecords(workload, near, options, selection));
       if (found) {
         selection.warnings.push_back("no record for target '" + options.target +

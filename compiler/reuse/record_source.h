@@ -18,10 +18,12 @@ namespace tuned::reuse {
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
-  /// The best OK records of a workload on a target, best first; an empty list with the miss
-  /// reason when there are none.
+  /// The best OK records of a workload on a target, best first, of the code generation this
+  /// build has and measured with `toolkit_version` or an unknown one ("": any; a GPU source
+  /// is compiled by the user's toolkit, not this build's); an empty list with the miss reason
+  /// when there are none.
   virtual StatusOr<db::BestRecords> Best(const std::string& workload_key, const std::string& target,
-                                         int limit) = 0;
+                                         int limit, const std::string& toolkit_version) = 0;
   /// Targets that have records of the workload.
   virtual StatusOr<std::vector<std::string>> Targets(const std::string& workload_key) = 0;
 };

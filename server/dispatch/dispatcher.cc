@@ -225,6 +225,10 @@ StatusOr<CalibrationEvent> Dispatcher::HandleCalibration(uint64_t session_id,
     session.calibration_last_seconds = event.median_seconds;
     batch.swap(session.batch);
     if (event.drifted) {
+      // The machine's new level is the next baseline: a lasting change (a neighbour that
+      // stays, a lower clock) re-measures one batch, not every batch from now on. The
+      // winners are compared under equal conditions anyway (the final top-k re-measure).
+      baseline->second = event.median_seconds;
       ++session.drift_events;
       session.last_drift = "calibration " + FormatSeconds(event.median_seconds) + " vs " +
                            FormatSeconds(event.baseline_seconds) + " (" +

@@ -10,7 +10,7 @@
 ///     worker ──result──▶ HandleResult ──▶ callback (exactly once per job)
 ///     worker ──heartbeat──▶ HandleHeartbeat (renews the leases it lists)
 ///     worker ──drain──▶ HandleDrain (no more jobs for it; it finishes the ones it holds)
-///     worker ──calibration──▶ HandleCalibration (compared with its first figure: a drift
+///     worker ──calibration──▶ HandleCalibration (compared with its baseline: a drift
 ///                       beyond `drift_threshold` reports the jobs it completed since its
 ///                       previous calibration to `on_drift`)
 ///     lease checker ──▶ CheckLeases: silent workers dropped, expired leases revoked, jobs
@@ -53,13 +53,13 @@
 
 namespace tuned::dispatch {
 
-/// One calibration of a worker, compared with its first.
+/// One calibration of a worker, compared with its baseline.
 struct CalibrationEvent {
   std::string worker_id;
   std::string device_model;
   double median_seconds = 0;
   double repeat_cv = 0;
-  double baseline_seconds = 0;  // the worker's first figure since this server started
+  double baseline_seconds = 0;  // its first figure since this server started, or its last drifted one
   double drift = 0;             // (median - baseline) / baseline
   bool drifted = false;         // |drift| > drift_threshold
 };
@@ -89,7 +89,7 @@ struct DispatcherOptions {
   /// Leases the job's candidate already lost before it was submitted (e.g. before a server
   /// restart); they count against max_attempts. Called by Submit, outside the lock.
   std::function<int(const v1::MeasureJob& job)> prior_losses;
-  /// A worker's calibration figure moving more than this fraction from its first one is a
+  /// A worker's calibration figure moving more than this fraction from its baseline is a
   /// drift (a noisy neighbour, a clock change): the jobs it completed since its previous
   /// calibration go to `on_drift`. 0: no drift detection.
   double drift_threshold = 0.10;
@@ -187,8 +187,9 @@ class Dispatcher {
   /// (duplicate, unknown job, or a job this worker never held). `result.worker_id` is set to the
   /// session's worker id.
   bool HandleResult(uint64_t session_id, v1::MeasureResult result);
-  /// Compares the worker's calibration with its first one (the baseline, kept per worker id
-  /// across reconnects) and reports it to `on_calibration`, and a drift to `on_drift`. Returns
+  /// Compares the worker's calibration with its baseline (its first figure, kept per worker id
+  /// across reconnects; after a drift the drifted figure) and reports it to `on_calibration`,
+  /// and a drift to `on_drift`. Returns
   /// the event; NotFound for an unknown session, InvalidArgument for a figure that is not
   /// positive.
   StatusOr<CalibrationEvent> HandleCalibration(uint64_t session_id,
@@ -282,7 +283,7 @@ class Dispatcher {
   std::map<std::string, TargetQueue> queues_;
   std::map<uint64_t, Session> sessions_;
   std::map<std::string, uint64_t> session_by_worker_;
-  std::map<std::string, double> calibration_baseline_;  // worker id -> first figure
+  std::map<std::string, double> calibration_baseline_;  // worker id -> first or last drifted figure
   uint64_t next_session_id_ = 1;
   DispatcherStats stats_;
 

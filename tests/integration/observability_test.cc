@@ -200,7 +200,7 @@ TEST_F(ObservabilityTest, MetricsParseAndMoveDuringARealTask) {
             Sum(after, "tuned_trials_total", "status=\"runtime_error\"") +
                 Sum(after, "tuned_trials_total", "status=\"timeout\""))
       << from_worker.dump();
-  // The calibration kernel ran after the hello; its drift is against its first figure.
+  // The calibration kernel ran after the hello; the worker's drift is against its first figure.
   EXPECT_GE(Sum(from_worker, "tuned_worker_calibrations_total"), 1) << from_worker.dump();
   EXPECT_GT(Sum(from_worker, "tuned_worker_calibration_seconds"), 0);
   EXPECT_TRUE(HasSample(from_worker, "tuned_worker_calibration_drift_ratio"));

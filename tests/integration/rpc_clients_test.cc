@@ -117,8 +117,8 @@ TEST_P(RpcClientsTest, RemoteAndLocalTargetsAgreeBeyondAThousandRecords) {
   EXPECT_TRUE(none->empty());
 
   // Best agrees too: the fastest records of the GPU target are the first ones stored there.
-  auto local_best = (*local)->Best(key, kGpu, 3);
-  auto remote_best = remote->Best(key, kGpu, 3);
+  auto local_best = (*local)->Best(key, kGpu, 3, "");
+  auto remote_best = remote->Best(key, kGpu, 3, "");
   ASSERT_TRUE(local_best.ok() && remote_best.ok());
   ASSERT_EQ(remote_best->records.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
@@ -127,6 +127,10 @@ TEST_P(RpcClientsTest, RemoteAndLocalTargetsAgreeBeyondAThousandRecords) {
               local_best->records[i].result().median_seconds());
   }
   EXPECT_DOUBLE_EQ(remote_best->records[0].result().median_seconds(), 1e-3 + 1e-6 * 1000);
+  // A toolkit asked for travels too: these records say none, so they still match.
+  auto remote_toolkit = remote->Best(key, kGpu, 3, "LLVM 99.0.0");
+  ASSERT_TRUE(remote_toolkit.ok()) << remote_toolkit.status().ToString();
+  EXPECT_EQ(remote_toolkit->records.size(), 3u);
 }
 
 TEST_P(RpcClientsTest, CallsWithoutTheTokenAreRefused) {

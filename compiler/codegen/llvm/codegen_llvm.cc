@@ -4,6 +4,7 @@
 #include <memory>
 
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -45,6 +46,8 @@ const char* CType(ir::DataType t) {
 }
 
 }  // namespace
+
+std::string LlvmToolkitVersion() { return std::string("LLVM ") + LLVM_VERSION_STRING; }
 
 std::string PackedName(const std::string& name) { return name + "_packed"; }
 

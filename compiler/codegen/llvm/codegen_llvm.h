@@ -59,6 +59,10 @@ struct CodegenOptions {
   int num_threads = 0;
 };
 
+/// The LLVM this build generates code with, as records carry it (DeviceInfo.toolkit_version):
+/// "LLVM 16.0.6". The worker stamps it on what it measures; the compiler looks records up by it.
+std::string LlvmToolkitVersion();
+
 /// Name of the packed-arguments entry point of kernel `name`.
 std::string PackedName(const std::string& name);
 

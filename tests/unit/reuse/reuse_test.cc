@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/sha256.h"
+#include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/ir/evaluator.h"
 #include "compiler/ir/ir_printer.h"
@@ -60,7 +61,7 @@ class ReuseTest : public ::testing::TestWithParam<db::testing::Backend> {
   }
 
   int64_t AddRecord(const std::string& spec, const v1::Trace& trace, const std::string& target,
-                    double median) {
+                    double median, const std::string& toolkit = "") {
     ir::Workload w = *ir::ParseWorkloadSpec(spec);
     v1::TuningRecord r;
     r.mutable_workload()->set_key(w.key());
@@ -73,6 +74,7 @@ class ReuseTest : public ::testing::TestWithParam<db::testing::Backend> {
     r.mutable_result()->add_repeat_seconds(median);
     r.mutable_result()->set_median_seconds(median);
     r.mutable_result()->set_worker_id("test");
+    r.mutable_result()->mutable_device()->set_toolkit_version(toolkit);
     r.set_created_unix_ms(1000 + (++seq_));
     auto inserted = db_->InsertRecords({&r, 1});
     EXPECT_TRUE(inserted.ok()) << inserted.status().message();
@@ -181,6 +183,31 @@ TEST_P(ReuseTest, BrokenRecordIsSkippedForTheNextBest) {
             std::string::npos)
       << (*kernel)->warnings()[0];
   ExpectComputesReference(**kernel, kSpec);
+}
+
+TEST_P(ReuseTest, ARecordTimedWithAnotherLlvmIsNotUsedAndTheReasonSaysSo) {
+  // Its time belongs to the code another LLVM generated, not to what this build would make.
+  AddRecord(kSpec, TiledTrace(kSpec, 16), host_, 1e-6, "LLVM 1.0.0");
+  auto compiler = Compiler::Open({db_path_});
+  ASSERT_TRUE(compiler.ok()) << compiler.status().message();
+  auto kernel = (*compiler)->GetKernel(kSpec);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  EXPECT_FALSE((*kernel)->from_record());
+  EXPECT_NE((*kernel)->fallback_reason().find("with toolkit '" + codegen::LlvmToolkitVersion() + "'"),
+            std::string::npos)
+      << (*kernel)->fallback_reason();
+  EXPECT_NE((*kernel)->fallback_reason().find("toolkit 'LLVM 1.0.0'"), std::string::npos)
+      << (*kernel)->fallback_reason();
+
+  // This build's LLVM, and a record that does not say (stored before records carried it).
+  const int64_t unknown = AddRecord(kSpec, TiledTrace(kSpec, 8), host_, 3e-5);
+  const int64_t same = AddRecord(kSpec, TiledTrace(kSpec, 4), host_, 2e-5, codegen::LlvmToolkitVersion());
+  auto reopened = Compiler::Open({db_path_});
+  auto chosen = (*reopened)->GetKernel(kSpec);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_EQ((*chosen)->record_id(), same);
+  ExpectComputesReference(**chosen, kSpec);
+  EXPECT_NE(unknown, same);
 }
 
 TEST_P(ReuseTest, CompatibleTargetOnlyWhenAllowed) {

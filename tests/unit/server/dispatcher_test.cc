@@ -536,9 +536,16 @@ TEST(DispatcherDriftTest, ACalibrationBeyondTheThresholdReportsTheBatchSinceTheP
   auto workers = dispatcher.ListWorkers();
   ASSERT_EQ(workers.size(), 1u);
   EXPECT_EQ(workers[0].drift_events, 1);
-  EXPECT_DOUBLE_EQ(workers[0].calibration_baseline_seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(workers[0].calibration_baseline_seconds, 1.5e-3);  // the new level
   EXPECT_DOUBLE_EQ(workers[0].calibration_last_seconds, 1.5e-3);
   EXPECT_THAT(workers[0].last_drift, HasSubstr("2 job(s) re-measured"));
+  // The machine stays at its new level: the next batch stands.
+  complete("j4");
+  auto steady = calibrate(1.52e-3);
+  ASSERT_TRUE(steady.ok());
+  EXPECT_FALSE(steady->drifted);
+  EXPECT_NEAR(steady->drift, 0.02 / 1.5, 1e-9);
+  EXPECT_EQ(drifted.size(), 1u);
   EXPECT_EQ(calibrate(0).status().code(), StatusCode::kInvalidArgument);
 }
 

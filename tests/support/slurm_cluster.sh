@@ -68,8 +68,16 @@ chmod 700 "$dir/munge"
 dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
 chmod 600 "$dir/munge/munge.key"
 export TUNED_SLURM_CLUSTER="$dir"  # marks the daemons for `stop`
+# A daemon that refuses to start says why in its log, not on stderr: show it.
+failed() {
+  echo "slurm_cluster: $* did not start; logs:" >&2
+  tail -n 20 "$dir"/log/*.log >&2 2>/dev/null || true
+  stop
+  exit 1
+}
 munged --force --socket="$dir/munge/socket" --key-file="$dir/munge/munge.key" \
-  --log-file="$dir/log/munged.log" --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/seed"
+  --log-file="$dir/log/munged.log" --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/seed" ||
+  failed munged
 
 node=$(hostname -s)
 # Ports from the folder's name, so two test runs on one machine do not collide.
@@ -103,8 +111,8 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 export SLURM_CONF="$dir/slurm.conf"
-slurmctld -i
-slurmd
+slurmctld -i || failed slurmctld
+slurmd || failed slurmd
 for _ in $(seq 100); do
   if sinfo -h -o %T 2>/dev/null | grep -q idle; then exit 0; fi
   sleep 0.2

@@ -19,12 +19,20 @@ fuzz_flags=(-timeout=10 -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# Configures once (cmake reconfigures itself when a CMakeLists.txt changes) and builds under a
+# lock, so runs of several targets started together share one build instead of racing.
 build() {
   command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (apt install clang)" >&2; exit 1; }
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
-  CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DTUNED_FUZZ=ON -DTUNED_BUILD_BENCH=OFF -DTUNED_WERROR="$([ "${CI:-}" = true ] && echo ON || echo OFF)" >/dev/null
+  mkdir -p "$build_dir"
+  exec 9>"$build_dir/.build.lock"
+  flock 9
+  if [ ! -f "$build_dir/build.ninja" ]; then
+    CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DTUNED_FUZZ=ON -DTUNED_BUILD_BENCH=OFF -DTUNED_WERROR="$([ "${CI:-}" = true ] && echo ON || echo OFF)" >/dev/null
+  fi
   cmake --build "$build_dir" --target tuned_fuzzers
+  flock -u 9
 }
 
 binary() { echo "$build_dir/tests/fuzz/$1"; }

@@ -228,6 +228,14 @@ class Simplifier : public IRMutator {
   using IRMutator::Mutate;
 
  protected:
+  // A select whose condition folds is the arm it selects (loop partitioning relies on it: the
+  // padding selects of a convolution's interior disappear).
+  Expr MutateSelect(const Select* op, const Expr& self) override {
+    Expr c = Mutate(op->cond);
+    if (const int64_t* value = AsConstInt(c)) return Mutate(*value ? op->true_value : op->false_value);
+    return IRMutator::MutateSelect(op, self);
+  }
+
   Expr MutateBinary(const Binary* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
     const int64_t* ca = AsConstInt(a);
@@ -393,6 +401,8 @@ class StmtSimplifier : public IRMutator {
     bounds_[op->var.get()] = range;
     Stmt body = Mutate(op->body);
     bounds_.erase(op->var.get());
+    // A loop whose body folded away (a piece where every guard is false) is no loop.
+    if (const Seq* seq = body.as<Seq>(); seq != nullptr && seq->stmts.empty()) return body;
     if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return self;
     return MakeFor(op->var, mn, ext, op->kind, body, op->thread_tag, op->auto_unroll_max_step);
   }

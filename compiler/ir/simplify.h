@@ -32,7 +32,7 @@ Interval ConstBound(const Expr& e, const VarBounds& bounds);
 Expr Simplify(const Expr& e, const VarBounds& bounds = {});
 
 /// Simplifies a statement: loop variables get their loop's bounds, loops of extent one become
-/// their body, branches with a constant condition are resolved.
+/// their body, branches with a constant condition are resolved, empty loops disappear.
 Stmt Simplify(const Stmt& s, const VarBounds& bounds = {});
 
 /// Deep structural equality (variables and buffers compare by identity).

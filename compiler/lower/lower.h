@@ -8,7 +8,10 @@
 ///   2. loop nest generation (loop_nest.cc): every stage's leaf loops, with stages computed at a
 ///      loop placed inside it, reduction init nests, predicates for imperfect splits and for
 ///      stages whose region extends past their domain, and allocations;
-///   3. simplification of the whole program (compiler/ir/simplify.h).
+///   3. simplification of the whole program (compiler/ir/simplify.h);
+///   4. guards out of the hot loops: loops cut where loop bounds decide a guard on part of their
+///      range (loop_partition.h), then a once-per-tile test where only the enclosing tile
+///      decides it (loop_unswitch.h), so full tiles and a convolution's interior run unguarded.
 /// Clients that start from a trace go through compiler/lower/pipeline.h (replay, then this).
 
 #include <string>
@@ -19,11 +22,19 @@
 
 namespace tuned::lower {
 
+struct LowerOptions {
+  /// Step 4. Off for the cost model's features: they describe the schedule's program, and the
+  /// copies made per edge would crowd its other stores out of the feature vector.
+  bool hoist_guards = true;
+};
+
 /// Lowers `state` into a kernel named `name`. Fails (InvalidArgument) when the state cannot be
 /// lowered, e.g. a reverse_compute_at inside a reduction loop of its producer.
-StatusOr<LoweredFunc> Lower(const schedule::ScheduleState& state, const std::string& name = "kernel");
-inline StatusOr<LoweredFunc> Lower(const schedule::Schedule& sch, const std::string& name = "kernel") {
-  return Lower(sch.state(), name);
+StatusOr<LoweredFunc> Lower(const schedule::ScheduleState& state, const std::string& name = "kernel",
+                            const LowerOptions& options = {});
+inline StatusOr<LoweredFunc> Lower(const schedule::Schedule& sch, const std::string& name = "kernel",
+                                   const LowerOptions& options = {}) {
+  return Lower(sch.state(), name, options);
 }
 
 }  // namespace tuned::lower

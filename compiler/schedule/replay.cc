@@ -144,11 +144,16 @@ class TraceReplayer {
         if (inst.kind == InstKind::kComputeInline) return sch_.ComputeInline({b});
         return sch_.ReverseComputeInline({b});
       }
-      case InstKind::kSamplePerfectTile: {
-        TUNED_RETURN_IF_ERROR(NeedAttrs(inst, 2, 0));
+      case InstKind::kSamplePerfectTile:
+      case InstKind::kSampleTile: {
+        const bool padded = inst.kind == InstKind::kSampleTile;
+        TUNED_RETURN_IF_ERROR(NeedAttrs(inst, padded ? 3 : 2, 0));
         TUNED_ASSIGN_OR_RETURN(uint32_t loop, Rv(inst, 0));
-        TUNED_ASSIGN_OR_RETURN(auto tiles, sch_.SamplePerfectTile({loop}, int(inst.int_attrs[0]),
-                                                                  int(inst.int_attrs[1]), Decision(index, inst)));
+        const int n = int(inst.int_attrs[0]), max_innermost = int(inst.int_attrs[1]);
+        TUNED_ASSIGN_OR_RETURN(auto tiles,
+                               padded ? sch_.SampleTile({loop}, n, max_innermost, int(inst.int_attrs[2]),
+                                                        Decision(index, inst))
+                                      : sch_.SamplePerfectTile({loop}, n, max_innermost, Decision(index, inst)));
         std::vector<uint32_t> ids;
         for (IntRV t : tiles) ids.push_back(t.id);
         return Bind(inst, ids);

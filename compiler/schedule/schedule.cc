@@ -111,11 +111,46 @@ static std::vector<int64_t> PrimeFactors(int64_t n) {
 
 StatusOr<std::vector<IntRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int max_innermost,
                                                          std::optional<std::vector<int64_t>> decision) {
+  return SampleTileFactors(InstKind::kSamplePerfectTile, loop, n, max_innermost, 0, std::move(decision));
+}
+
+StatusOr<std::vector<IntRV>> Schedule::SampleTile(LoopRV loop, int n, int max_innermost,
+                                                  int max_padding_percent,
+                                                  std::optional<std::vector<int64_t>> decision) {
+  return SampleTileFactors(InstKind::kSampleTile, loop, n, max_innermost, max_padding_percent,
+                           std::move(decision));
+}
+
+namespace {
+
+// The extents a loop of `extent` may be padded to within `max_padding_percent`: the extent
+// itself and its round-ups to multiples of small powers of two (whose tiles factor well).
+std::vector<int64_t> PaddedExtents(int64_t extent, int max_padding_percent) {
+  std::vector<int64_t> padded = {extent};
+  const int64_t limit = extent + extent * max_padding_percent / 100;
+  for (int64_t m = 2; m <= 256; m *= 2) {
+    const int64_t up = (extent + m - 1) / m * m;
+    if (up <= limit && std::find(padded.begin(), padded.end(), up) == padded.end()) padded.push_back(up);
+  }
+  return padded;
+}
+
+}  // namespace
+
+StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV loop, int n, int max_innermost,
+                                                         int max_padding_percent,
+                                                         std::optional<std::vector<int64_t>> decision) {
+  const std::string inst_name = InstKindName(kind);
   TUNED_ASSIGN_OR_RETURN(auto sl, ResolveLoop(loop));
-  if (sl.second < 0) return InvalidArgumentError("sample_perfect_tile: v" + std::to_string(loop.id) + " is not a loop");
-  if (n < 1) return InvalidArgumentError("sample_perfect_tile: n must be at least 1, got " + std::to_string(n));
+  if (sl.second < 0) return InvalidArgumentError(inst_name + ": v" + std::to_string(loop.id) + " is not a loop");
+  if (n < 1) return InvalidArgumentError(inst_name + ": n must be at least 1, got " + std::to_string(n));
+  if (max_padding_percent < 0) {
+    return InvalidArgumentError(inst_name + ": max_padding_percent must not be negative, got " +
+                                std::to_string(max_padding_percent));
+  }
   const Stage& st = state_.stages[sl.first];
   int64_t extent = st.LoopExtents(st.RootExtents())[sl.second];
+  const int64_t max_product = extent + extent * max_padding_percent / 100;
   std::vector<int64_t> factors;
   if (decision) {
     factors = *decision;
@@ -124,19 +159,25 @@ StatusOr<std::vector<IntRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
     for (int64_t f : factors) {
       positive &= f >= 1;
       product *= std::max<int64_t>(f, 1);
+      if (product > max_product) break;  // (also keeps the product from overflowing)
     }
-    std::string what = "sample_perfect_tile of loop " + LoopName(sl.first, sl.second) + " (extent " +
+    std::string what = inst_name + " of loop " + LoopName(sl.first, sl.second) + " (extent " +
                        std::to_string(extent) + "): decision of " + std::to_string(factors.size()) +
                        " factors";
     if (int(factors.size()) != n) return InvalidArgumentError(what + ", expected " + std::to_string(n));
     if (!positive) return InvalidArgumentError(what + " has a factor below 1");
-    if (product != extent) return InvalidArgumentError(what + " multiplies to " + std::to_string(product));
+    if (product < extent || product > max_product) {
+      std::string wanted = max_product == extent ? "" : " (at most " + std::to_string(max_product) + " with padding)";
+      return InvalidArgumentError(what + " multiplies to " + std::to_string(product) + wanted);
+    }
     if (max_innermost > 0 && factors.back() > max_innermost) {
       return InvalidArgumentError(what + " has innermost factor " + std::to_string(factors.back()) +
                                   " over " + std::to_string(max_innermost));
     }
   } else {
-    std::vector<int64_t> primes = PrimeFactors(extent);
+    std::vector<int64_t> padded = PaddedExtents(extent, max_padding_percent);
+    const int64_t target = padded[std::uniform_int_distribution<size_t>(0, padded.size() - 1)(rng_)];
+    std::vector<int64_t> primes = PrimeFactors(target);
     std::uniform_int_distribution<int> pick(0, n - 1);
     for (int attempt = 0; attempt < 64; ++attempt) {
       factors.assign(n, 1);
@@ -146,7 +187,7 @@ StatusOr<std::vector<IntRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
     if (max_innermost > 0 && factors.back() > max_innermost) {
       // Move the innermost factor's primes outward until it fits.
       factors.assign(n, 1);
-      factors[0] = extent;
+      factors[0] = target;
     }
   }
   std::vector<IntRV> outs;
@@ -155,8 +196,9 @@ StatusOr<std::vector<IntRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
     outs.push_back({NewRV({RVValue::Kind::kInt, -1, -1, f})});
     ids.push_back(outs.back().id);
   }
-  Instruction& inst = Record(InstKind::kSamplePerfectTile, {TraceArg::RV(loop.id)});
+  Instruction& inst = Record(kind, {TraceArg::RV(loop.id)});
   inst.int_attrs = {n, max_innermost};
+  if (kind == InstKind::kSampleTile) inst.int_attrs.push_back(max_padding_percent);
   inst.outputs = ids;
   trace_.decisions[int(trace_.instructions.size() - 1)] = factors;
   return outs;

@@ -15,7 +15,7 @@
 ///   compute_at, reverse_compute_at             move a stage into a consumer's/producer's loop
 ///   compute_inline, reverse_compute_inline     fold an elementwise stage into its neighbour
 ///   decompose_reduction                        where the init of a reduction goes
-///   sample_perfect_tile, sample_categorical, sample_compute_location   decisions
+///   sample_perfect_tile, sample_tile, sample_categorical, sample_compute_location   decisions
 
 #include <cstdint>
 #include <memory>
@@ -79,6 +79,12 @@ class Schedule {
   /// `max_innermost`. `decision` replays a given choice (validated).
   StatusOr<std::vector<IntRV>> SamplePerfectTile(LoopRV loop, int n, int max_innermost,
                                                  std::optional<std::vector<int64_t>> decision = {});
+  /// Like SamplePerfectTile, but the factors' product may exceed the extent by up to
+  /// `max_padding_percent` percent: the split is imperfect and its last tiles are guarded
+  /// (lowering partitions the guard away from the full tiles). Opens the factorisations a prime
+  /// or odd extent lacks (257 pads to 264 = 8 x 33).
+  StatusOr<std::vector<IntRV>> SampleTile(LoopRV loop, int n, int max_innermost, int max_padding_percent,
+                                          std::optional<std::vector<int64_t>> decision = {});
   StatusOr<IntRV> SampleCategorical(const std::vector<int64_t>& candidates,
                                     const std::vector<double>& probabilities,
                                     std::optional<int64_t> decision = {});
@@ -109,6 +115,9 @@ class Schedule {
   StatusOr<std::pair<int, int>> ResolveLoop(LoopRV l) const;
   uint32_t NewRV(RVValue v);
   Instruction& Record(InstKind kind, std::vector<TraceArg> inputs);
+  StatusOr<std::vector<IntRV>> SampleTileFactors(InstKind kind, LoopRV loop, int n, int max_innermost,
+                                                 int max_padding_percent,
+                                                 std::optional<std::vector<int64_t>> decision);
   Status SetLoopKind(LoopRV loop, InstKind inst, ir::ForKind kind, const std::string& tag);
   std::string LoopName(int stage, int loop) const;
   int AddStage(Stage stage, int position);

@@ -36,6 +36,7 @@ constexpr KindInfo kKinds[] = {
     {InstKind::kSamplePerfectTile, "sample_perfect_tile"},
     {InstKind::kSampleCategorical, "sample_categorical"},
     {InstKind::kSampleComputeLocation, "sample_compute_location"},
+    {InstKind::kSampleTile, "sample_tile"},
 };
 
 }  // namespace
@@ -55,8 +56,8 @@ StatusOr<InstKind> ParseInstKind(std::string_view name) {
 }
 
 bool IsSampling(InstKind kind) {
-  return kind == InstKind::kSamplePerfectTile || kind == InstKind::kSampleCategorical ||
-         kind == InstKind::kSampleComputeLocation;
+  return kind == InstKind::kSamplePerfectTile || kind == InstKind::kSampleTile ||
+         kind == InstKind::kSampleCategorical || kind == InstKind::kSampleComputeLocation;
 }
 
 std::string Trace::ToString() const {

@@ -23,6 +23,8 @@
 ///   compute_inline|reverse_compute_inline  block / -               / -
 ///   decompose_reduction  block, loop  / -                          / -
 ///   sample_perfect_tile  loop         / int[n, max_innermost]      / ints...   decision: factors
+///   sample_tile          loop         / int[n, max_innermost, max_padding_percent] / ints...
+///                                                                     decision: factors
 ///   sample_categorical   -            / int[candidates], float[probs] / int    decision: [index]
 ///   sample_compute_location  block    / -                          / loop      decision: [index]
 
@@ -45,7 +47,7 @@ enum class InstKind : uint8_t {
   kGetBlock, kGetLoops, kSplit, kFuse, kReorder, kParallel, kVectorize, kUnroll, kBind,
   kAnnotate, kCacheRead, kCacheWrite, kComputeAt, kReverseComputeAt, kComputeInline,
   kReverseComputeInline, kDecomposeReduction, kSamplePerfectTile, kSampleCategorical,
-  kSampleComputeLocation
+  kSampleComputeLocation, kSampleTile
 };
 const char* InstKindName(InstKind kind);
 StatusOr<InstKind> ParseInstKind(std::string_view name);

@@ -13,7 +13,8 @@ CandidateCheck::CandidateCheck(const SearchContext& context) {
 }
 
 StatusOr<lower::LoweredFunc> CandidateCheck::Check(const schedule::Schedule& sch) {
-  StatusOr<lower::LoweredFunc> func = lower::Lower(sch);
+  // The program the features describe: the schedule's own, not its copies per tile edge.
+  StatusOr<lower::LoweredFunc> func = lower::Lower(sch, "kernel", {.hoist_guards = false});
   if (!func.ok()) {
     ++dropped_["lowering"];
     return func.status();

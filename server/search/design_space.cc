@@ -29,9 +29,14 @@ constexpr int kMaxInnerVectors = 4;
 // Largest reduction tile kept in cache between reuses.
 constexpr int kMaxInnerReduce = 64;
 
+// How far a tiled loop may be padded past its extent: enough for a prime or odd extent to reach
+// a multiple of a vector or a register tile (257 to 264 or 272), little enough that the guarded
+// edge tiles stay a small share of the work. Lowering keeps the guard out of the full tiles.
+constexpr int kMaxTilePaddingPercent = 15;
+
 std::vector<LoopRV> TileLoop(Schedule& sch, LoopRV loop, int levels, int max_innermost,
                              Status& status) {
-  auto tiles = sch.SamplePerfectTile(loop, levels, max_innermost);
+  auto tiles = sch.SampleTile(loop, levels, max_innermost, kMaxTilePaddingPercent);
   if (!tiles.ok()) {
     status = tiles.status();
     return {};
@@ -90,9 +95,9 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
       bool last = l + 1 == num_spatial;
       LoopRV loop = loops[l];
       int max_inner = last ? 4 * ctx.vector_lanes : kMaxInnerRows;
-      if (last && last_extent % ctx.vector_lanes == 0 && last_extent > ctx.vector_lanes) {
-        // Whole vectors only: the lanes are split off first, and the register tile holds up to
-        // four vectors of them.
+      if (last && last_extent > ctx.vector_lanes) {
+        // The lanes are split off first (the last vector masked where they do not divide the
+        // extent), and the register tile holds up to four vectors of them.
         TUNED_ASSIGN_OR_RETURN(auto split, sch.Split(loop, {Factor{}, Factor{int64_t(ctx.vector_lanes)}}));
         loop = split[0];
         lanes.push_back(split[1]);

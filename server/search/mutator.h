@@ -5,8 +5,9 @@
 /// Mutators change one decision of a trace; replaying the trace with the new decision gives a
 /// neighbouring candidate. Each mutator applies to one kind of sampling instruction:
 ///
-///   mutate_tile_size        sample_perfect_tile: move a prime factor from one level to another
-///                           (the product, hence the loop extent, is kept; the innermost level
+///   mutate_tile_size        sample_perfect_tile, sample_tile: move a prime factor from one level
+///                           to another (the product, hence the loop extent or its padded
+///                           extent, is kept; the innermost level
 ///                           stays within its limit)
 ///   mutate_unroll           sample_categorical: pick another category (auto-unroll steps)
 ///   mutate_categorical      the same on a GPU target, where the categories are also thread

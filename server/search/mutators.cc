@@ -27,7 +27,9 @@ class MutateTileSize : public Mutator {
  public:
   std::string name() const override { return "mutate_tile_size"; }
   std::optional<Decisions> Apply(const schedule::Trace& trace, std::mt19937_64& rng) const override {
+    // Moving a factor keeps the product, so a padded tiling stays within its padding.
     std::vector<int> tiles = DecidedInstructions(trace, InstKind::kSamplePerfectTile);
+    for (int index : DecidedInstructions(trace, InstKind::kSampleTile)) tiles.push_back(index);
     for (int attempt = 0; attempt < 16 && !tiles.empty(); ++attempt) {
       int index = tiles[rng() % tiles.size()];
       std::vector<int64_t> factors = trace.decisions.at(index);

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <google/protobuf/stubs/logging.h>
+
 namespace tuned::fuzz {
 
 [[noreturn]] inline void Fail(const std::string& what) {
@@ -20,6 +22,10 @@ namespace tuned::fuzz {
 inline void Check(bool ok, const std::string& what) {
   if (!ok) Fail(what);
 }
+
+// Fuzzed bytes are mostly not valid messages; protobuf's line per refused string (invalid UTF-8)
+// would cost more than the input's own work and fill the run's log.
+inline void QuietProtobufLog() { google::protobuf::SetLogHandler(nullptr); }
 
 }  // namespace tuned::fuzz
 

@@ -140,6 +140,7 @@ bool Parse(Message& message, const uint8_t* data, size_t size) {
 // Quiet: a log line per input (schema migrations, workers joining) would dominate the run.
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   (void)InitLogging("off");
+  fuzz::QuietProtobufLog();
   return 0;
 }
 

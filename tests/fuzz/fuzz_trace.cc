@@ -49,6 +49,11 @@ const std::vector<Case>& Cases() {
 
 }  // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::QuietProtobufLog();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const Case& c = Cases()[data[0] % Cases().size()];

@@ -37,9 +37,11 @@ void Step(Schedule& sch, std::mt19937_64& rng) {
   LoopRV loop = Pick(rng, *loops);
   switch (Rand(rng, 0, 12)) {
     case 0:
-    case 1: {  // split, perfect (sampled) or with a literal factor that may not divide
-      if (Rand(rng, 0, 1) == 0) {
-        auto tiles = sch.SamplePerfectTile(loop, int(Rand(rng, 2, 3)), /*max_innermost=*/16);
+    case 1: {  // split: sampled perfect or padded tiles, or a literal factor that may not divide
+      if (int64_t kind = Rand(rng, 0, 2); kind < 2) {
+        const int levels = int(Rand(rng, 2, 3));
+        auto tiles = kind == 0 ? sch.SamplePerfectTile(loop, levels, /*max_innermost=*/16)
+                               : sch.SampleTile(loop, levels, /*max_innermost=*/16, /*max_padding_percent=*/25);
         if (!tiles.ok()) return;
         std::vector<schedule::Factor> factors(tiles->begin(), tiles->end());
         (void)sch.Split(loop, factors);

@@ -2,9 +2,12 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <iomanip>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "common/check.h"
 
@@ -153,7 +156,10 @@ class Elaborator {
     double bytes = double(dtype.bytes());
     for (int64_t d : shape) bytes *= double(d);
     if (bytes > double(options_.limits.max_buffer_bytes)) {
-      return Error(name, "buffer '" + name.text + "' needs " + std::to_string(int64_t(bytes)) +
+      // Printed as a double: the product can be far past what an int64_t holds.
+      std::ostringstream needed;
+      needed << std::setprecision(bytes < 1e15 ? 15 : 3) << bytes;
+      return Error(name, "buffer '" + name.text + "' needs " + needed.str() +
                              " bytes; expected at most " +
                              std::to_string(options_.limits.max_buffer_bytes));
     }
@@ -174,6 +180,11 @@ class Elaborator {
     return Status::Ok();
   }
 
+  Status Overflow(const Token& op) const {
+    return Error(op, "'" + op.text + "' overflows 64-bit integers in a shape; expected extents "
+                                     "that fit");
+  }
+
   StatusOr<int64_t> Constant(const AstExpr& e) {
     switch (e.kind) {
       case AstExpr::Kind::kInt: {
@@ -192,20 +203,31 @@ class Elaborator {
         if (e.token.text != "-") break;
         {
           TUNED_ASSIGN_OR_RETURN(int64_t v, Constant(*e.args[0]));
-          return -v;
+          int64_t negated = 0;
+          if (__builtin_sub_overflow(int64_t(0), v, &negated)) return Overflow(e.token);
+          return negated;
         }
       case AstExpr::Kind::kBinary: {
         TUNED_ASSIGN_OR_RETURN(int64_t a, Constant(*e.args[0]));
         TUNED_ASSIGN_OR_RETURN(int64_t b, Constant(*e.args[1]));
         const std::string& op = e.token.text;
-        if (op == "+") return a + b;
-        if (op == "-") return a - b;
-        if (op == "*") return a * b;
-        if (op == "/") {
+        int64_t result = 0;
+        bool overflow = false;
+        if (op == "+") {
+          overflow = __builtin_add_overflow(a, b, &result);
+        } else if (op == "-") {
+          overflow = __builtin_sub_overflow(a, b, &result);
+        } else if (op == "*") {
+          overflow = __builtin_mul_overflow(a, b, &result);
+        } else if (op == "/") {
           if (b == 0) return Error(e.token, "division by zero in '/'; expected a non-zero divisor");
-          return a / b;
+          overflow = a == std::numeric_limits<int64_t>::min() && b == -1;
+          if (!overflow) result = a / b;
+        } else {
+          break;
         }
-        break;
+        if (overflow) return Overflow(e.token);
+        return result;
       }
       default:
         break;

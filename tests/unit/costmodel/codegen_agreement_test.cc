@@ -90,7 +90,8 @@ StatusOr<std::string> UnoptimizedIr(const lower::LoweredFunc& func) {
 // Checks one program; returns false (without failing) when the features cannot say: more
 // stores than the features give blocks to.
 bool CheckAgreement(const schedule::Schedule& sch, const std::string& what) {
-  StatusOr<lower::LoweredFunc> func = lower::Lower(sch);
+  // The program the search computes features of (guards in place); both sides see the same one.
+  StatusOr<lower::LoweredFunc> func = lower::Lower(sch, "kernel", {.hoist_guards = false});
   if (!func.ok()) return false;
   std::vector<float> f = ExtractFeatures(*func);
   if (Feature(f, "g.num_stores") > float(kTopStores)) return false;

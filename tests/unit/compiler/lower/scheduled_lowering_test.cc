@@ -94,8 +94,11 @@ TEST_F(ScheduleTest, SplitWithRemainderKeepsResults) {
   auto parts = sch.Split(loops[0], {std::monostate{}, int64_t(5)});  // 16 = 4 x 5 - 4
   ASSERT_TRUE(parts.ok());
   EXPECT_EQ(parts->size(), 2u);
+  std::string guarded = ir::ToString(lower::Lower(sch, "kernel", {.hoist_guards = false})->body);
+  EXPECT_NE(guarded.find("if (((C.i_0 * 5) + C.i_1) < 16)"), std::string::npos) << guarded;
+  // Hoisted, the three full tiles and the last one's single row have no guard left.
   std::string program = ir::ToString(lower::Lower(sch)->body);
-  EXPECT_NE(program.find("if (((C.i_0 * 5) + C.i_1) < 16)"), std::string::npos) << program;
+  EXPECT_EQ(program.find("if ("), std::string::npos) << program;
   ExpectCorrect();
 }
 

@@ -141,6 +141,13 @@ TEST(Definition, ErrorsAreOneLineWithPositionTokenAndExpectation) {
        "of at least 1"},
       {"input A: float32[1024]\nB[i: 1024] = A[i]",
        "op.tdl:1:7: buffer 'A' needs 4096 bytes; expected at most 1024"},
+      // Found by fuzz_workload_spec and fuzz_workload_language: sizes past int64_t.
+      {"input A: float64[4, 8554405740923001969]\nB[i: 4] = A[i, 0]",
+       "op.tdl:1:7: buffer 'A' needs 2.74e+20 bytes; expected at most 1024"},
+      {"param M = 22332281355690 * 1169000\ninput A: float32[M]\nB[i: 4] = A[i]",
+       "op.tdl:1:26: '*' overflows 64-bit integers in a shape; expected extents that fit"},
+      {"param M = 9223372036854775807 + 1\ninput A: float32[M]\nB[i: 4] = A[i]",
+       "op.tdl:1:31: '+' overflows 64-bit integers in a shape"},
       {"input A: float32[4]\nB[i: 4] = A[i] +", "op.tdl:2:17: unexpected 'end of statement'; expected an expression"},
       {"input A: flaot32[4]", "op.tdl:1:10: unknown dtype 'flaot32'; expected float32"},
   };

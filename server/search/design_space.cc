@@ -34,9 +34,11 @@ constexpr int kMaxInnerReduce = 64;
 // edge tiles stay a small share of the work. Lowering keeps the guard out of the full tiles.
 constexpr int kMaxTilePaddingPercent = 15;
 
+// `padding_percent`: kMaxTilePaddingPercent for a root loop; 0 for the vectors split off one
+// (bound inference takes the region a padded split of a split writes for no box).
 std::vector<LoopRV> TileLoop(Schedule& sch, LoopRV loop, int levels, int max_innermost,
-                             Status& status) {
-  auto tiles = sch.SampleTile(loop, levels, max_innermost, kMaxTilePaddingPercent);
+                             int padding_percent, Status& status) {
+  auto tiles = sch.SampleTile(loop, levels, max_innermost, padding_percent);
   if (!tiles.ok()) {
     status = tiles.status();
     return {};
@@ -95,6 +97,7 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
       bool last = l + 1 == num_spatial;
       LoopRV loop = loops[l];
       int max_inner = last ? 4 * ctx.vector_lanes : kMaxInnerRows;
+      int padding = kMaxTilePaddingPercent;
       if (last && last_extent > ctx.vector_lanes) {
         // The lanes are split off first (the last vector masked where they do not divide the
         // extent), and the register tile holds up to four vectors of them.
@@ -102,14 +105,15 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
         loop = split[0];
         lanes.push_back(split[1]);
         max_inner = kMaxInnerVectors;
+        padding = 0;  // the vector split already padded to whole vectors
       }
-      auto parts = TileLoop(sch, loop, 3, max_inner, status);
+      auto parts = TileLoop(sch, loop, 3, max_inner, padding, status);
       TUNED_RETURN_IF_ERROR(status);
       outer.push_back(parts[0]);
       middle.push_back(parts[1]);
       inner.push_back(parts[2]);
     } else {
-      auto parts = TileLoop(sch, loops[l], 2, kMaxInnerReduce, status);
+      auto parts = TileLoop(sch, loops[l], 2, kMaxInnerReduce, kMaxTilePaddingPercent, status);
       TUNED_RETURN_IF_ERROR(status);
       reduce_outer.push_back(parts[0]);
       reduce_inner.push_back(parts[1]);
@@ -158,7 +162,7 @@ Status TileElementwise(Schedule& sch, const std::string& name, const SearchConte
   TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
   if (loops.empty()) return Status::Ok();
   Status status;
-  auto parts = TileLoop(sch, loops.back(), 2, 4 * ctx.vector_lanes, status);
+  auto parts = TileLoop(sch, loops.back(), 2, 4 * ctx.vector_lanes, kMaxTilePaddingPercent, status);
   TUNED_RETURN_IF_ERROR(status);
   TUNED_RETURN_IF_ERROR(sch.Vectorize(parts[1]));
   std::vector<LoopRV> outer(loops.begin(), loops.end() - 1);

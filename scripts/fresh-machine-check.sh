@@ -3,7 +3,8 @@
 #
 # Builds a minimal Debian 12 root with debootstrap in a scratch folder, clones the checkout's
 # HEAD into it (committed work only, as a user would get it) and runs the README's first two
-# ```sh blocks exactly as written, inside the root (chroot with /proc, /sys and /dev mounted).
+# ```sh blocks exactly as written, inside the root (chroot with /proc, /sys with its cgroups and
+# /dev mounted).
 # Then it installs tuned into a prefix, moves the build tree away and compiles, links and runs
 # a tuned kernel from the installed prefix alone. Last, it builds the Debian package (cpack) and
 # installs it with apt in a second brand-new root, runs a server, a worker and a 16-trial task
@@ -118,7 +119,10 @@ make_bare_root() {  # a minimal Debian 12 at $root with this machine's sources, 
   cp -L /etc/resolv.conf "$root/etc/resolv.conf"
   cp -L /etc/hosts "$root/etc/hosts"  # the machine's own name, as an installed system lists it
   mount_in_root proc /proc -t proc
-  mount_in_root sysfs /sys -t sysfs
+  # The machine's /sys with what is mounted under it: an installed system has its cgroup
+  # hierarchy at /sys/fs/cgroup (slurmd will not start without it), a bare sysfs has none.
+  mount_in_root /sys /sys --rbind
+  mount --make-rslave "$root/sys"  # so unmounting the root's copy never reaches the machine's
   mount_in_root /dev /dev --bind
   mount_in_root devpts /dev/pts -t devpts
   mount_in_root "$cache" /var/cache/apt/archives --bind

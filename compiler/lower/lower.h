@@ -23,8 +23,9 @@
 namespace tuned::lower {
 
 struct LowerOptions {
-  /// Step 4. Off for the cost model's features: they describe the schedule's program, and the
-  /// copies made per edge would crowd its other stores out of the feature vector.
+  /// Step 4. Off for the cost model's features (they describe the schedule's program, and the
+  /// copies made per edge would crowd its other stores out of the feature vector) and for GPU
+  /// lowering (copies would duplicate shared allocations and barriers).
   bool hoist_guards = true;
 };
 

@@ -37,6 +37,7 @@ struct AstExpr {
   Token token;
   std::vector<AstExprPtr> args;
   std::vector<AstAxis> axes;
+  int depth = 1;  // of the tree below and including this node (the parser bounds it)
 };
 
 /// `param M = 128` (a default) or `param M` (bound at the command line).

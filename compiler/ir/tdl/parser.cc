@@ -35,6 +35,10 @@
 namespace tuned::ir::tdl {
 namespace {
 
+// Deepest expression tree (and parser recursion) a definition may have: far beyond what is
+// written by hand, well within the stack of every pass that walks an expression.
+constexpr int kMaxExprDepth = 256;
+
 class Parser {
  public:
   Parser(std::vector<Token> tokens, const Source& source)
@@ -160,6 +164,27 @@ class Parser {
     return e;
   }
 
+  // Every pass over an expression recurses on its tree, so its depth is bounded here, where the
+  // error can point at the operator: a long chain (a + a + ...) is as deep as a nesting.
+  StatusOr<AstExprPtr> Finished(AstExprPtr e) const {
+    for (const AstExprPtr& arg : e->args) e->depth = std::max(e->depth, arg->depth + 1);
+    if (e->depth > kMaxExprDepth) return TooDeep(e->token);
+    return e;
+  }
+
+  Status TooDeep(const Token& at) const {
+    return ErrorAt(source_, at, "expression nested deeper than " + std::to_string(kMaxExprDepth) +
+                                    " levels; expected a shallower one (split it into stages)");
+  }
+
+  // Counts the parser's own recursion (parentheses return their inner node, so the tree's depth
+  // alone does not bound it).
+  struct Nesting {
+    explicit Nesting(int& level) : level_(level) { ++level_; }
+    ~Nesting() { --level_; }
+    int& level_;
+  };
+
   // One left-associative level of binary operators.
   template <typename Next>
   StatusOr<AstExprPtr> LeftAssoc(std::initializer_list<std::string_view> ops, Next next,
@@ -171,12 +196,16 @@ class Parser {
       if (!matched) return lhs;
       Token op = tokens_[pos_++];
       TUNED_ASSIGN_OR_RETURN(AstExprPtr rhs, (this->*next)());
-      lhs = BinaryNode(std::move(op), std::move(lhs), std::move(rhs));
+      TUNED_ASSIGN_OR_RETURN(lhs, Finished(BinaryNode(std::move(op), std::move(lhs), std::move(rhs))));
       if (!chain) return lhs;
     }
   }
 
-  StatusOr<AstExprPtr> Expr() { return LeftAssoc({"||"}, &Parser::And); }
+  StatusOr<AstExprPtr> Expr() {
+    Nesting nesting(nesting_);
+    if (nesting_ > kMaxExprDepth) return TooDeep(Peek());
+    return LeftAssoc({"||"}, &Parser::And);
+  }
   StatusOr<AstExprPtr> And() { return LeftAssoc({"&&"}, &Parser::Compare); }
   StatusOr<AstExprPtr> Compare() {
     return LeftAssoc({"==", "!=", "<", "<=", ">", ">="}, &Parser::Additive, /*chain=*/false);
@@ -186,10 +215,12 @@ class Parser {
 
   StatusOr<AstExprPtr> Unary() {
     if (IsSymbol("-") || IsSymbol("!")) {
+      Nesting nesting(nesting_);
+      if (nesting_ > kMaxExprDepth) return TooDeep(Peek());
       AstExprPtr e = Node(AstExpr::Kind::kUnary, tokens_[pos_++]);
       TUNED_ASSIGN_OR_RETURN(AstExprPtr operand, Unary());
       e->args.push_back(std::move(operand));
-      return e;
+      return Finished(std::move(e));
     }
     return Primary();
   }
@@ -228,19 +259,19 @@ class Parser {
       TUNED_ASSIGN_OR_RETURN(AstExprPtr body, Expr());
       TUNED_RETURN_IF_ERROR(Eat(")"));
       e->args.push_back(std::move(body));
-      return e;
+      return Finished(std::move(e));
     }
     if (IsSymbol("[")) {
       ++pos_;
       AstExprPtr e = Node(AstExpr::Kind::kRead, std::move(name));
       TUNED_ASSIGN_OR_RETURN(e->args, ExprList("]"));
-      return e;
+      return Finished(std::move(e));
     }
     if (IsSymbol("(")) {
       ++pos_;
       AstExprPtr e = Node(AstExpr::Kind::kCall, std::move(name));
       TUNED_ASSIGN_OR_RETURN(e->args, ExprList(")"));
-      return e;
+      return Finished(std::move(e));
     }
     return Node(AstExpr::Kind::kName, std::move(name));
   }
@@ -248,6 +279,7 @@ class Parser {
   std::vector<Token> tokens_;
   const Source& source_;
   size_t pos_ = 0;
+  int nesting_ = 0;
 };
 
 }  // namespace

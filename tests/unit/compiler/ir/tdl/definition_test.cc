@@ -161,6 +161,28 @@ TEST(Definition, ErrorsAreOneLineWithPositionTokenAndExpectation) {
   }
 }
 
+TEST(Definition, ExpressionsDeeperThanTheLimitAreRefusedNotOverflowingTheStack) {
+  // Found by fuzz_workload_language and fuzz_workload_spec: nesting that overflowed the stack
+  // of the recursive parser. Parentheses, unary operators and chains are each bounded.
+  std::string chain = "A[i]";
+  for (int k = 0; k < 300; ++k) chain += " + A[i]";
+  const std::pair<std::string, std::string> cases[] = {
+      {std::string(300, '(') + "A[i]" + std::string(300, ')'), "op.tdl:2:267: expression nested deeper than 256 levels; expected a shallower one"},
+      {std::string(300, '-') + "A[i]", "op.tdl:2:266: expression nested deeper than 256 levels"},
+      {chain, "op.tdl:2:"},
+  };
+  for (const auto& [body, message] : cases) {
+    StatusOr<Workload> w = ParseDefinition("input A: float32[4]\nB[i: 4] = " + body, {"op.tdl", {}, {}});
+    ASSERT_FALSE(w.ok()) << body.substr(0, 40);
+    EXPECT_EQ(w.status().message().rfind(message, 0), 0u) << w.status().message();
+    EXPECT_NE(w.status().message().find("nested deeper than 256 levels"), std::string::npos)
+        << w.status().message();
+  }
+  std::string shallow = "A[i]";
+  for (int k = 0; k < 100; ++k) shallow += " + A[i]";
+  EXPECT_TRUE(ParseDefinition("input A: float32[4]\nB[i: 4] = " + shallow, {"op.tdl", {}, {}}).ok());
+}
+
 TEST(Definition, ReductionAxisOutsideItsReductionIsNamed) {
   // The reduction is the whole body; its axis in the stage's own output extent is outside it.
   StatusOr<Workload> w = ParseDefinition("input A: float32[4, 4]\nB[i: 4] = sum[k: 4](A[i, k] * A[i, k])\n"

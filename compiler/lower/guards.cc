@@ -39,9 +39,18 @@ class GuardCollector : public ir::IRVisitor {
     }
     if (var_ != nullptr && !ir::UsesVar(cond, var_)) return;
     for (const Guard& g : guards) {
-      if (g.cond.same_as(cond)) return;
+      if (g.cond.same_as(cond) && SameRanges(g.inner, inner_)) return;
     }
     guards.push_back({cond, inner_});
+  }
+
+  static bool SameRanges(const ir::VarBounds& a, const ir::VarBounds& b) {
+    if (a.size() != b.size()) return false;
+    for (const auto& [var, range] : a) {
+      auto it = b.find(var);
+      if (it == b.end() || it->second.lo != range.lo || it->second.hi != range.hi) return false;
+    }
+    return true;
   }
 
   const ir::VarNode* var_;

@@ -22,7 +22,9 @@ struct Guard {
 /// [min, min + extent - 1] of a loop with constant bounds.
 std::optional<ir::Interval> ConstantRange(const ir::For& loop);
 
-/// The distinct conjuncts of the guards in `body`; with `var`, only those that use it.
+/// The conjuncts of the guards in `body`, one per place (a conjunct shared by two loops, as the
+/// pieces of a partitioned loop share their body, comes once per loop with that loop's ranges);
+/// with `var`, only those that use it.
 std::vector<Guard> CollectGuards(const ir::Stmt& body, const ir::VarNode* var = nullptr);
 
 }  // namespace tuned::lower

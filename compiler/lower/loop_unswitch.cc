@@ -127,24 +127,33 @@ class Unswitcher : public ir::IRMutator {
         budget_ <= 0) {
       return Descend(op, self, range);
     }
+    // A guard is hoisted only when every place it occurs (every loop of the same body) has a
+    // test: the copy drops all of them, structural copies included.
+    std::vector<Guard> guards = CollectGuards(op->body);
     std::vector<Expr> tests, hoisted;
-    for (const Guard& guard : CollectGuards(op->body)) {
-      VarBounds vary = guard.inner;
-      vary[op->var.get()] = *range;
-      bool varies = false;
-      for (const auto& [var, r] : vary) varies |= ir::UsesVar(guard.cond, var);
-      if (!varies) continue;  // a guard of outer variables only: an outer loop's business
-      VarBounds all = outer_;
-      all.insert(vary.begin(), vary.end());
-      std::optional<Expr> test = HoldsThroughout(guard.cond, vary, all);
-      // A test that folds is decided here: true (the simplifier drops the guard) or false (an
-      // edge below this loop: a deeper loop's test may still hold).
-      if (!test || ir::AsConstInt(*test) != nullptr) continue;
-      bool known = false;
-      for (const Expr& t : tests) known |= ir::StructurallyEqual(t, *test);
-      for (const Expr& t : failed_) known |= ir::StructurallyEqual(t, *test);
-      if (known) continue;
-      tests.push_back(*test);
+    for (const Guard& guard : guards) {
+      bool seen = false;
+      for (const Expr& h : hoisted) seen |= ir::StructurallyEqual(h, guard.cond);
+      if (seen) continue;
+      std::vector<Expr> needed;
+      bool hoistable = true;
+      for (const Guard& place : guards) {
+        if (!ir::StructurallyEqual(place.cond, guard.cond)) continue;
+        std::optional<Expr> test = TestFor(*op, *range, place);
+        if (!test) {
+          hoistable = false;
+        } else if (const int64_t* value = ir::AsConstInt(*test)) {
+          hoistable &= *value != 0;  // true: holds here anyway; false: an edge below this loop
+        } else {
+          needed.push_back(*test);
+        }
+      }
+      if (!hoistable || needed.empty()) continue;
+      for (const Expr& test : needed) {
+        bool known = false;
+        for (const Expr& t : tests) known |= ir::StructurallyEqual(t, test);
+        if (!known) tests.push_back(test);
+      }
       hoisted.push_back(guard.cond);
     }
     if (tests.empty()) return Descend(op, self, range);
@@ -162,6 +171,25 @@ class Unswitcher : public ir::IRMutator {
   }
 
  private:
+  // The test of the outer variables under which `place` holds for every iteration of `loop`
+  // and of the loops between them; nullopt where there is none (a guard of outer variables
+  // only is an outer loop's business; a test known to fail on this path is no use).
+  std::optional<Expr> TestFor(const ir::For& loop, Interval range, const Guard& place) const {
+    VarBounds vary = place.inner;
+    vary[loop.var.get()] = range;
+    bool varies = false;
+    for (const auto& [var, r] : vary) varies |= ir::UsesVar(place.cond, var);
+    if (!varies) return std::nullopt;
+    VarBounds all = outer_;
+    all.insert(vary.begin(), vary.end());
+    std::optional<Expr> test = HoldsThroughout(place.cond, vary, all);
+    if (!test) return std::nullopt;
+    for (const Expr& t : failed_) {
+      if (ir::StructurallyEqual(t, *test)) return std::nullopt;
+    }
+    return test;
+  }
+
   // The loop rebuilt with its body unswitched (not the loop itself again).
   Stmt Descend(const ir::For* op, const Stmt& self, const std::optional<Interval>& range) {
     if (range) outer_[op->var.get()] = *range;

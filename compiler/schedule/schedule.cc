@@ -4,6 +4,7 @@
 #include "compiler/schedule/schedule.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "common/check.h"
@@ -123,11 +124,18 @@ StatusOr<std::vector<IntRV>> Schedule::SampleTile(LoopRV loop, int n, int max_in
 
 namespace {
 
+// The largest extent a loop of `extent` may be padded to within `max_padding_percent`
+// (saturating: a fuzzed trace may carry any percentage).
+int64_t MaxPaddedExtent(int64_t extent, int max_padding_percent) {
+  const __int128 limit = __int128(extent) + __int128(extent) * max_padding_percent / 100;
+  return limit > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max() : int64_t(limit);
+}
+
 // The extents a loop of `extent` may be padded to within `max_padding_percent`: the extent
 // itself and its round-ups to multiples of small powers of two (whose tiles factor well).
 std::vector<int64_t> PaddedExtents(int64_t extent, int max_padding_percent) {
   std::vector<int64_t> padded = {extent};
-  const int64_t limit = extent + extent * max_padding_percent / 100;
+  const int64_t limit = MaxPaddedExtent(extent, max_padding_percent);
   for (int64_t m = 2; m <= 256; m *= 2) {
     const int64_t up = (extent + m - 1) / m * m;
     if (up <= limit && std::find(padded.begin(), padded.end(), up) == padded.end()) padded.push_back(up);
@@ -150,7 +158,7 @@ StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV l
   }
   const Stage& st = state_.stages[sl.first];
   int64_t extent = st.LoopExtents(st.RootExtents())[sl.second];
-  const int64_t max_product = extent + extent * max_padding_percent / 100;
+  const int64_t max_product = MaxPaddedExtent(extent, max_padding_percent);
   std::vector<int64_t> factors;
   if (decision) {
     factors = *decision;
@@ -185,7 +193,7 @@ StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV l
       if (max_innermost <= 0 || factors.back() <= max_innermost) break;
     }
     if (max_innermost > 0 && factors.back() > max_innermost) {
-      // Move the innermost factor's primes outward until it fits.
+      // No random split kept the innermost factor small enough: all of it goes outermost.
       factors.assign(n, 1);
       factors[0] = target;
     }

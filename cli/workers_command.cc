@@ -46,6 +46,7 @@ Status RunWorkers(const WorkersFlags& flags) {
                                 {"calibration_last_seconds", w.calibration_last_seconds()},
                                 {"drift_events", w.drift_events()},
                                 {"last_drift", w.last_drift()},
+                                {"calibration_jitter", w.calibration_jitter()},
                                 {"connected_unix_ms", w.connected_unix_ms()},
                                 {"last_seen_unix_ms", w.last_seen_unix_ms()}});
     }
@@ -70,9 +71,10 @@ Status RunWorkers(const WorkersFlags& flags) {
                 w.hello().target().target().c_str(), w.hello().device().model().c_str());
     // Drift detection: the calibration kernel's time now and its baseline, and the last drift.
     if (w.calibration_baseline_seconds() > 0) {
-      std::printf("  calibration %s (baseline %s), %llu drift(s)%s%s\n",
+      std::printf("  calibration %s (baseline %s, jitter %.1f%%), %llu drift(s)%s%s\n",
                   FormatSeconds(w.calibration_last_seconds()).c_str(),
                   FormatSeconds(w.calibration_baseline_seconds()).c_str(),
+                  w.calibration_jitter() * 100,
                   static_cast<unsigned long long>(w.drift_events()),
                   w.last_drift().empty() ? "" : ", last: ", w.last_drift().c_str());
     }

@@ -17,8 +17,11 @@ std::string KeyConditionsSql(const std::string& alias, int first, char mark) {
   const std::string toolkit = Param(mark, first + 1);
   const std::string codegen = Param(mark, first + 2);
   const std::string protocol = Param(mark, first + 3);
-  // A record stored before a field existed ('' or 0) has an unknown version, not another one.
-  return " AND (" + device + " = '' OR " + alias + ".device_model = " + device + ")" +
+  // A record stored before a field existed ('' or 0) has an unknown version, not another one;
+  // so has one no device measured (WORKER_LOST, made by the server), which must keep counting
+  // as measured on every device (quarantine).
+  return " AND (" + device + " = '' OR " + alias + ".device_model = " + device + " OR " + alias +
+         ".device_model = '')" +
          " AND (" + toolkit + " = '' OR " + alias + ".toolkit_version = " + toolkit + " OR " +
          alias + ".toolkit_version = '')" + " AND (" + codegen + " = 0 OR " + alias +
          ".codegen_version = " + codegen + " OR " + alias + ".codegen_version = 0)" + " AND (" +

@@ -216,33 +216,45 @@ StatusOr<CalibrationEvent> Dispatcher::HandleCalibration(uint64_t session_id,
     event.device_model = session.hello.device().model();
     event.median_seconds = calibration.median_seconds();
     event.repeat_cv = calibration.repeat_cv();
-    auto [baseline, first] =
-        calibration_baseline_.emplace(event.worker_id, calibration.median_seconds());
-    event.baseline_seconds = baseline->second;
-    event.drift = (event.median_seconds - event.baseline_seconds) / event.baseline_seconds;
-    event.drifted = !first && options_.drift_threshold > 0 &&
-                    std::abs(event.drift) > options_.drift_threshold;
+    CalibrationDrift& history =
+        calibration_drift_.try_emplace(event.worker_id, options_.drift_threshold).first->second;
+    const CalibrationDrift::Verdict verdict = history.Add(event.median_seconds);
+    event.baseline_seconds = verdict.baseline_seconds;
+    event.drift = verdict.drift;
+    event.band = verdict.band;
+    event.drifted = verdict.drifted;
     session.calibration_last_seconds = event.median_seconds;
     batch.swap(session.batch);
+    ++calibrations_reporting_;
     if (event.drifted) {
-      // The machine's new level is the next baseline: a lasting change (a neighbour that
-      // stays, a lower clock) re-measures one batch, not every batch from now on. The
-      // winners are compared under equal conditions anyway (the final top-k re-measure).
-      baseline->second = event.median_seconds;
       ++session.drift_events;
       session.last_drift = "calibration " + FormatSeconds(event.median_seconds) + " vs " +
                            FormatSeconds(event.baseline_seconds) + " (" +
                            std::to_string(int(std::lround(event.drift * 100))) + "%) at " +
                            std::to_string(UnixMs() / 1000) + "; " + std::to_string(batch.size()) +
                            " job(s) re-measured";
-      Log()->warn("worker drift worker={} calibration_s={} baseline_s={} drift={:.3f} jobs={}",
+      Log()->warn("worker drift worker={} calibration_s={} baseline_s={} drift={:.3f} band={:.3f} jobs={}",
                   event.worker_id, event.median_seconds, event.baseline_seconds, event.drift,
-                  batch.size());
+                  event.band, batch.size());
     }
   }
   if (options_.on_calibration) options_.on_calibration(event);
   if (event.drifted && options_.on_drift && !batch.empty()) options_.on_drift(event, batch);
+  std::lock_guard<std::mutex> lock(mu_);
+  --calibrations_reporting_;
   return event;
+}
+
+bool Dispatcher::AwaitsCalibration(const std::string& task_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (calibrations_reporting_ > 0) return true;
+  for (const auto& [id, session] : sessions_) {
+    if (session.calibration_last_seconds == 0) continue;  // it never calibrates
+    for (const CompletedJob& job : session.batch) {
+      if (job.task_id == task_id) return true;
+    }
+  }
+  return false;
 }
 
 Status Dispatcher::Submit(v1::MeasureJob job, ResultCallback on_result) {
@@ -505,9 +517,10 @@ std::vector<WorkerSnapshot> Dispatcher::ListWorkers() const {
     snapshot.results = session.results;
     snapshot.leases_lost = session.leases_lost;
     snapshot.draining = session.draining;
-    auto baseline = calibration_baseline_.find(session.hello.worker_id());
-    if (baseline != calibration_baseline_.end()) {
-      snapshot.calibration_baseline_seconds = baseline->second;
+    auto history = calibration_drift_.find(session.hello.worker_id());
+    if (history != calibration_drift_.end()) {
+      snapshot.calibration_baseline_seconds = history->second.baseline_seconds();
+      snapshot.calibration_jitter = history->second.jitter();
     }
     snapshot.calibration_last_seconds = session.calibration_last_seconds;
     snapshot.drift_events = session.drift_events;

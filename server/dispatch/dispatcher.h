@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "server/dispatch/calibration_drift.h"
 #include "tuned/v1/measure.pb.h"
 #include "tuned/v1/worker_service.pb.h"
 
@@ -61,7 +62,8 @@ struct CalibrationEvent {
   double repeat_cv = 0;
   double baseline_seconds = 0;  // its first figure since this server started, or its last drifted one
   double drift = 0;             // (median - baseline) / baseline
-  bool drifted = false;         // |drift| > drift_threshold
+  double band = 0;              // the largest |drift| that is not a drift (CalibrationDrift)
+  bool drifted = false;         // |drift| > band
 };
 
 /// A job a worker completed (for the re-measure of a drifted batch).
@@ -89,8 +91,9 @@ struct DispatcherOptions {
   /// Leases the job's candidate already lost before it was submitted (e.g. before a server
   /// restart); they count against max_attempts. Called by Submit, outside the lock.
   std::function<int(const v1::MeasureJob& job)> prior_losses;
-  /// A worker's calibration figure moving more than this fraction from its baseline is a
-  /// drift (a noisy neighbour, a clock change): the jobs it completed since its previous
+  /// A worker's calibration figure moving more than this fraction from its baseline, and
+  /// more than twice the worker's own jitter (server/dispatch/calibration_drift.h), is a drift
+  /// (a noisy neighbour, a clock change): the jobs it completed since its previous
   /// calibration go to `on_drift`. 0: no drift detection.
   double drift_threshold = 0.10;
   /// Called for every calibration (outside the lock): the figure as the server stores it.
@@ -134,6 +137,7 @@ struct WorkerSnapshot {
   bool draining = false;
   double calibration_baseline_seconds = 0;
   double calibration_last_seconds = 0;
+  double calibration_jitter = 0;
   int64_t drift_events = 0;
   std::string last_drift;
 };
@@ -188,12 +192,17 @@ class Dispatcher {
   /// session's worker id.
   bool HandleResult(uint64_t session_id, v1::MeasureResult result);
   /// Compares the worker's calibration with its baseline (its first figure, kept per worker id
-  /// across reconnects; after a drift the drifted figure) and reports it to `on_calibration`,
-  /// and a drift to `on_drift`. Returns
+  /// across reconnects; after a drift the drifted figure) by the rule of CalibrationDrift and
+  /// reports it to `on_calibration`, and a drift to `on_drift`. Returns
   /// the event; NotFound for an unknown session, InvalidArgument for a figure that is not
   /// positive.
   StatusOr<CalibrationEvent> HandleCalibration(uint64_t session_id,
                                                const v1::Calibration& calibration);
+  /// Whether a calibration could still send jobs of `task_id` to `on_drift`: a connected
+  /// worker that calibrates (it has sent a figure) completed jobs of the task since its last
+  /// one, or a calibration's callbacks are running now. A task waits for this to end before
+  /// its final re-measure, so a drift after its last batch is not lost.
+  bool AwaitsCalibration(const std::string& task_id) const;
 
   /// Queues a job for the workers of `job.target().target()`. `job.job_id` must be unique
   /// (AlreadyExists otherwise) and `job.task_id` and the target non-empty (InvalidArgument).
@@ -283,7 +292,8 @@ class Dispatcher {
   std::map<std::string, TargetQueue> queues_;
   std::map<uint64_t, Session> sessions_;
   std::map<std::string, uint64_t> session_by_worker_;
-  std::map<std::string, double> calibration_baseline_;  // worker id -> first or last drifted figure
+  std::map<std::string, CalibrationDrift> calibration_drift_;  // by worker id, across reconnects
+  int calibrations_reporting_ = 0;  // HandleCalibration calls between their lock and callbacks' end
   uint64_t next_session_id_ = 1;
   DispatcherStats stats_;
 

@@ -10,9 +10,11 @@ MeasuredFilter::MeasuredFilter(const SearchContext& context)
       target_(context.target),
       database_(context.database) {
   // Measured means measured by the code generation that builds it now, with the task's
-  // protocol (device and toolkit are the worker's, not known before dispatch).
+  // protocol, on the task's device when it is known (the toolkit is the worker's, not known
+  // before dispatch).
   key_.codegen_version = kCodegenVersion;
   key_.protocol_version = context.protocol_version;
+  key_.device_model = context.device_model;
 }
 
 StatusOr<std::vector<bool>> MeasuredFilter::Fresh(const std::vector<std::string>& hashes) {

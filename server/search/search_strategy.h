@@ -51,6 +51,9 @@ struct SearchContext {
   db::RecordStore* database = nullptr;  // optional: seeds the search, filters measured traces
   /// The task's timing-protocol version: records of another do not count as measured (0: any).
   uint32_t protocol_version = 0;
+  /// The device model the task's jobs will run on, when known (every connected worker of the
+  /// target has this one): records of another device do not count as measured ("": any).
+  std::string device_model;
 };
 
 class SearchStrategy {

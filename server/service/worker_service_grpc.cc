@@ -226,6 +226,7 @@ class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
         out->set_calibration_last_seconds(worker.calibration_last_seconds);
         out->set_drift_events(uint64_t(worker.drift_events));
         out->set_last_drift(worker.last_drift);
+        out->set_calibration_jitter(worker.calibration_jitter);
       }
       dispatch::DispatcherStats stats = dispatcher_.Stats();
       response->set_queued_jobs(uint64_t(stats.queued));

@@ -203,6 +203,20 @@ void TaskManager::Runner::Run() {
   manager_.Disown(task_id);  // After the final state is saved: a new owner reads it.
 }
 
+namespace {
+
+// The device model every connected worker of `target` has; "" when none is connected or they
+// differ (then a trace measured on any device counts as measured).
+std::string ConnectedDeviceModel(const dispatch::Dispatcher& dispatcher, const std::string& target) {
+  std::set<std::string> models;
+  for (const dispatch::WorkerSnapshot& worker : dispatcher.ListWorkers()) {
+    if (worker.hello.target().target() == target) models.insert(worker.hello.device().model());
+  }
+  return models.size() == 1 ? *models.begin() : "";
+}
+
+}  // namespace
+
 Status TaskManager::Runner::RunSearch() {
   const v1::TaskSpec spec = Snapshot().spec();
   const std::string task_id = Snapshot().task_id();
@@ -223,6 +237,7 @@ Status TaskManager::Runner::RunSearch() {
   context.seed = spec.search().seed();
   context.database = &records;
   context.protocol_version = v1::ProtocolVersion(spec.measure());
+  context.device_model = ConnectedDeviceModel(manager_.dispatcher_, context.target);
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<search::SearchStrategy> strategy,
                          manager_.options_.strategy_factory(context, spec.search()));
 
@@ -271,6 +286,7 @@ Status TaskManager::Runner::RunSearch() {
     }
     TUNED_RETURN_IF_ERROR(MeasureBatch(candidates, *strategy));
   }
+  AwaitCalibrations();
   TUNED_RETURN_IF_ERROR(RemeasureQueued());
   if (Stopping()) return Status::Ok();
   TUNED_RETURN_IF_ERROR(RemeasureTopK());
@@ -422,6 +438,22 @@ Status TaskManager::Runner::RemeasureQueued() {
   }
   if (traces.empty()) return Status::Ok();
   return Remeasure(traces).status();
+}
+
+void TaskManager::Runner::AwaitCalibrations() {
+  // A worker calibrates as soon as its last running job is done (tens of milliseconds); one
+  // busy with other tasks' jobs may take longer, and then its drift is not waited for.
+  constexpr auto kCalibrationWaitMs = std::chrono::milliseconds(10000);
+  const std::string task_id = Snapshot().task_id();
+  const auto deadline = std::chrono::steady_clock::now() + kCalibrationWaitMs;
+  while (!Stopping() && manager_.dispatcher_.AwaitsCalibration(task_id)) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      Log()->info("task {}: final re-measure without waiting longer for calibrations", task_id);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(inbox_->mu);
+    inbox_->cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return inbox_->stop; });
+  }
 }
 
 Status TaskManager::Runner::RemeasureTopK() {

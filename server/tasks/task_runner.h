@@ -80,6 +80,9 @@ class TaskManager::Runner {
       const std::vector<Measured>& traces);
   /// The drift re-measures queued by QueueRemeasure.
   Status RemeasureQueued();
+  /// After the last batch: waits (at most kCalibrationWaitMs) for the calibrations that
+  /// follow this task's jobs, so a drift they show still re-measures the batch.
+  void AwaitCalibrations();
   /// The end of a task: the top-k measured again, interleaved, on the best's worker (and one
   /// more of its device model); the winner is chosen on those FINAL records.
   Status RemeasureTopK();

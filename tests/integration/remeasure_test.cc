@@ -114,7 +114,8 @@ TEST_F(RemeasureClusterTest, NoisyRecordsAndTheTopKAreRemeasuredOnBothWorkers) {
 }
 
 TEST_F(RemeasureClusterTest, AWorkerWhoseCalibrationDriftsHasItsBatchRemeasured) {
-  // Any move of the calibration counts as a drift, so every batch after the first is one.
+  // Any move of the calibration counts as a drift until the worker's jitter is known (four
+  // changes), so the first batches after the first are.
   cluster_.set_server_args({"--drift-threshold", "1e-9"});
   std::string error;
   ASSERT_TRUE(cluster_.StartServer(&error)) << error;

@@ -25,14 +25,18 @@ bool IsPermanent(StatusCode code) {
          code == StatusCode::kUnimplemented;
 }
 
+// How long the worker must have been idle before it calibrates (see CalibrationLoop).
+constexpr auto kBatchGap = std::chrono::milliseconds(100);
+
 }  // namespace
 
 /// One stream. Writes (results from engine threads, heartbeats, the hello) are serialized by
 /// `mu`; once `closed` is set no write starts, so Finish never races a write.
 struct WorkerClient::Session {
   std::mutex mu;
-  std::condition_variable cv;
+  std::condition_variable cv;  // the heartbeat's: notified when the session closes
   std::condition_variable idle;  // Notified when `running` becomes empty.
+  std::condition_variable calibration_cv;  // Notified when `running` changes or it closes.
   bool closed = false;
   int heartbeat_ms = 1000;
   std::set<std::string> running;
@@ -46,11 +50,9 @@ struct WorkerClient::Session {
     const bool was_running = running.erase(job_id) != 0;
     if (running.empty()) {
       idle.notify_all();
-      if (was_running) {
-        calibration_due = true;
-        cv.notify_all();  // the heartbeat thread calibrates
-      }
+      if (was_running) calibration_due = true;
     }
+    calibration_cv.notify_all();
     return was_running;
   }
 };
@@ -214,6 +216,7 @@ Status WorkerClient::RunSession(bool* established) {
         {
           std::lock_guard<std::mutex> lock(session->mu);
           session->running.insert(job_id);
+          session->calibration_cv.notify_all();
         }
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -265,6 +268,7 @@ Status WorkerClient::RunSession(bool* established) {
     session->closed = true;
     session->cv.notify_all();
     session->idle.notify_all();
+    session->calibration_cv.notify_all();
   }
   if (heartbeat.joinable()) heartbeat.join();
   if (calibration.joinable()) calibration.join();
@@ -296,10 +300,18 @@ void WorkerClient::CalibrationLoop(const std::shared_ptr<Session>& session) {
   std::unique_lock<std::mutex> lock(session->mu);
   bool warm = false;  // the first timing of a session is a warm-up: it would skew the baseline
   while (true) {
-    session->cv.wait(lock, [&] {
+    session->calibration_cv.wait(lock, [&] {
       return session->closed || (session->calibration_due && session->running.empty());
     });
     if (session->closed) return;
+    // A job arriving within kBatchGap is the same batch's next one (the server leases it as
+    // soon as a slot frees): calibrate between batches, while the server searches, not
+    // between the jobs of a batch, where it would cost every trial a build and 7 timings.
+    if (session->calibration_cv.wait_for(lock, kBatchGap, [&] {
+          return session->closed || !session->running.empty();
+        })) {
+      continue;  // still due: after this batch (or closed: the wait above returns)
+    }
     session->calibration_due = false;
     lock.unlock();  // jobs arriving meanwhile queue behind it in the engine
     if (!warm) {

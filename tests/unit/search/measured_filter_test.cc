@@ -38,8 +38,9 @@ class MeasuredFilterTest : public ::testing::Test {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_.string() + suffix);
   }
 
-  // Stores every candidate as a measured record of the context's workload and target.
-  void Store(const std::vector<Candidate>& candidates) {
+  // Stores every candidate as a measured record of the context's workload and target (on
+  // `device`; "" as the server stores a job no worker measured).
+  void Store(const std::vector<Candidate>& candidates, const std::string& device = "") {
     std::vector<v1::TuningRecord> records;
     for (const Candidate& c : candidates) {
       v1::TuningRecord record;
@@ -48,6 +49,7 @@ class MeasuredFilterTest : public ::testing::Test {
       *record.mutable_trace() = c.trace;
       record.mutable_result()->set_status(v1::MEASURE_STATUS_RUNTIME_ERROR);  // any status counts
       record.mutable_result()->set_worker_id("earlier");
+      record.mutable_result()->mutable_device()->set_model(device);
       record.set_created_unix_ms(1700000000000 + int64_t(records.size()));
       records.push_back(record);
     }
@@ -93,6 +95,29 @@ TEST_F(MeasuredFilterTest, AsksTheDatabaseOncePerBatchAndRemembersWhatItHolds) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(filter.database_reads(), 1);
   for (bool f : *again) EXPECT_FALSE(f);
+}
+
+TEST_F(MeasuredFilterTest, ATraceMeasuredOnAnotherDeviceIsFreshWhenTheTasksDeviceIsKnown) {
+  auto sampler = MakeRandomSearch(ctx_);
+  ASSERT_TRUE(sampler.ok());
+  auto candidates = sampler.value()->NextBatch(4);
+  ASSERT_TRUE(candidates.ok());
+  ASSERT_EQ(candidates->size(), 4u);
+  Store({(*candidates)[0]}, "CPU A");
+  Store({(*candidates)[1]}, "CPU B");
+  Store({(*candidates)[2]});  // no device: measured everywhere (a WORKER_LOST record)
+  std::vector<std::string> hashes;
+  for (const Candidate& c : *candidates) hashes.push_back(c.trace_hash);
+  auto fresh_on = [&](const std::string& device) {
+    SearchContext with_db = ctx_;
+    with_db.database = db_.get();
+    with_db.device_model = device;
+    MeasuredFilter filter(with_db);
+    return filter.Fresh(hashes).value();
+  };
+  EXPECT_EQ(fresh_on("CPU A"), (std::vector<bool>{false, true, false, true}));
+  EXPECT_EQ(fresh_on("CPU B"), (std::vector<bool>{true, false, false, true}));
+  EXPECT_EQ(fresh_on(""), (std::vector<bool>{false, false, false, true}));  // unknown: any device
 }
 
 TEST_F(MeasuredFilterTest, NoStrategyProposesATraceTheDatabaseHolds) {

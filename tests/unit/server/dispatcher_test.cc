@@ -549,5 +549,40 @@ TEST(DispatcherDriftTest, ACalibrationBeyondTheThresholdReportsTheBatchSinceTheP
   EXPECT_EQ(calibrate(0).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(DispatcherDriftTest, ATaskAwaitsTheCalibrationAfterItsJobsOnlyFromWorkersThatCalibrate) {
+  Dispatcher dispatcher;
+  FakeConnection connection;
+  v1::WorkerHello hello;
+  hello.set_worker_id("w");
+  hello.mutable_target()->set_target(kCpu);
+  hello.set_slots(4);
+  uint64_t session = *dispatcher.RegisterWorker(hello, "test", &connection);
+  auto complete = [&](const std::string& id, const std::string& task) {
+    v1::MeasureJob job;
+    job.set_job_id(id);
+    job.set_task_id(task);
+    job.mutable_target()->set_target(kCpu);
+    ASSERT_TRUE(dispatcher.Submit(job, [](const v1::MeasureResult&) {}).ok());
+    v1::MeasureResult result;
+    result.set_job_id(id);
+    result.set_status(v1::MEASURE_STATUS_OK);
+    ASSERT_TRUE(dispatcher.HandleResult(session, result));
+  };
+  v1::Calibration calibration;
+  calibration.set_median_seconds(1e-3);
+  complete("j1", "t");
+  EXPECT_FALSE(dispatcher.AwaitsCalibration("t"));  // it has never calibrated
+  ASSERT_TRUE(dispatcher.HandleCalibration(session, calibration).ok());
+  EXPECT_FALSE(dispatcher.AwaitsCalibration("t"));  // that calibration came after j1
+  complete("j2", "t");
+  EXPECT_TRUE(dispatcher.AwaitsCalibration("t"));
+  EXPECT_FALSE(dispatcher.AwaitsCalibration("u"));
+  ASSERT_TRUE(dispatcher.HandleCalibration(session, calibration).ok());
+  EXPECT_FALSE(dispatcher.AwaitsCalibration("t"));
+  complete("j3", "t");
+  dispatcher.UnregisterWorker(session, "gone");
+  EXPECT_FALSE(dispatcher.AwaitsCalibration("t"));  // no worker left to calibrate
+}
+
 }  // namespace
 }  // namespace tuned::dispatch

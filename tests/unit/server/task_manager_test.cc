@@ -9,8 +9,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <filesystem>
@@ -112,6 +113,19 @@ class EchoWorker : public dispatch::WorkerConnection {
     std::lock_guard<std::mutex> lock(mu_);
     return received_;
   }
+  // Sends a calibration figure, as a worker does after its hello and its batches.
+  void Calibrate(double seconds) {
+    v1::Calibration calibration;
+    calibration.set_median_seconds(seconds);
+    ASSERT_TRUE(dispatcher_.HandleCalibration(session_, calibration).ok());
+  }
+  // After its `results`-th result, waits `delay` and calibrates at `seconds`.
+  void CalibrateAfter(int results, std::chrono::milliseconds delay, double seconds) {
+    std::lock_guard<std::mutex> lock(mu_);
+    calibrate_after_ = results;
+    calibrate_delay_ = delay;
+    calibrate_seconds_ = seconds;
+  }
 
  private:
   void Serve() {
@@ -132,6 +146,12 @@ class EchoWorker : public dispatch::WorkerConnection {
       if (job.config().repeat() <= 1) result.set_repeat_cv(search_cv_);
       dispatcher_.HandleResult(session_, result);
       lock.lock();
+      if (++results_ == calibrate_after_) {
+        lock.unlock();
+        std::this_thread::sleep_for(calibrate_delay_);
+        Calibrate(calibrate_seconds_);
+        lock.lock();
+      }
     }
   }
 
@@ -143,6 +163,10 @@ class EchoWorker : public dispatch::WorkerConnection {
   std::deque<v1::MeasureJob> jobs_;
   std::vector<v1::MeasureJob> received_;
   std::set<std::string> seen_;
+  int results_ = 0;
+  int calibrate_after_ = 0;  // 0: no calibration from the worker's thread
+  std::chrono::milliseconds calibrate_delay_{0};
+  double calibrate_seconds_ = 0;
   bool stop_ = false;
   std::thread thread_;
 };
@@ -734,6 +758,28 @@ TEST_P(TaskManagerTest, TopKAreRemeasuredOnASecondWorkerOfTheSameDevice) {
   for (const v1::TuningRecord& record : finals) ++per_worker[record.result().worker_id()];
   EXPECT_EQ(per_worker["echo-a"], 2);
   EXPECT_EQ(per_worker["echo-b"], 2);
+}
+
+TEST_P(TaskManagerTest, ADriftInTheCalibrationAfterTheLastBatchStillRemeasuresIt) {
+  TaskManager* sink = nullptr;
+  dispatch::DispatcherOptions dispatcher_options;
+  dispatcher_options.on_drift = [&sink](const dispatch::CalibrationEvent& event,
+                                        const std::vector<dispatch::CompletedJob>& batch) {
+    sink->RemeasureDrifted(event.worker_id, batch);
+  };
+  dispatch::Dispatcher dispatcher(dispatcher_options);
+  EchoWorker worker(dispatcher);
+  worker.Calibrate(1e-3);  // the baseline, after its hello
+  // The calibration after the last batch comes late and is twice the baseline: a drift.
+  worker.CalibrateAfter(4, std::chrono::milliseconds(300), 2e-3);
+  TaskManager manager(*database_, *database_, dispatcher, Options());
+  sink = &manager;
+  auto submitted = manager.Submit(Spec(4));
+  ASSERT_TRUE(submitted.ok());
+  ASSERT_EQ(WaitFinal(manager, submitted->task_id()).state(), v1::TASK_STATE_SUCCEEDED);
+  // The task waited for that calibration and measured the drifted batch again.
+  EXPECT_EQ(RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_REMEASURE).size(), 4u);
+  EXPECT_EQ(RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_SEARCH).size(), 4u);
 }
 
 TEST_P(TaskManagerTest, AFinishedTaskIgnoresADrift) {

@@ -125,6 +125,19 @@ TEST_P(RecordKeyTest, HasMeasuredTakesTheKey) {
   auto measured = db_->MeasuredTraceHashes(MatmulKey(64), kCpu, {hash}, same);
   ASSERT_TRUE(measured.ok());
   EXPECT_EQ(measured->size(), 1u);
+
+  // A record no device measured (the server's WORKER_LOST) counts on every device: a
+  // quarantined trace stays quarantined wherever the task runs.
+  v1::TuningRecord lost = Keyed(2, 0, "", 2, 1);
+  lost.mutable_result()->set_status(v1::MEASURE_STATUS_WORKER_LOST);
+  lost.mutable_result()->mutable_device()->clear_model();
+  Insert(lost);
+  const std::string lost_hash = TraceHash(lost.trace());
+  EXPECT_TRUE(*db_->HasMeasured(MatmulKey(64), kCpu, lost_hash, MeasurementKey{"Other CPU", "", 2, 1}));
+  measured = db_->MeasuredTraceHashes(MatmulKey(64), kCpu, {hash, lost_hash},
+                                      MeasurementKey{"Other CPU", "", 2, 1});
+  ASSERT_TRUE(measured.ok());
+  EXPECT_EQ(*measured, std::set<std::string>{lost_hash});
 }
 
 TEST_P(RecordKeyTest, ARemeasureReplacesTheFigureItRemeasured) {

@@ -150,5 +150,46 @@ TEST_F(ConnectedFaultTest, TheWorkerTimesItsCalibrationKernelAndTheServerStoresI
                    stored[1].drifted ? stored[1].median_seconds : stored[0].median_seconds);
 }
 
+TEST_F(ConnectedFaultTest, ABatchOfJobsIsCalibratedAfterNotBetweenItsJobs) {
+  auto calibrations = [&] {
+    auto listed = stack_->database().ListCalibrations("faulty-worker", 100);
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    return listed.ok() ? listed->size() : 0;
+  };
+  // The one after hello first.
+  for (int i = 0; i < 3000 && calibrations() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(calibrations(), 1u);
+  // Six jobs at once: the dispatcher leases the next as soon as a result frees the slot.
+  constexpr int kJobs = 6;
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;
+  for (int i = 0; i < kJobs; ++i) {
+    v1::MeasureJob job = MakeJob(kSmallMatmul, "batch-" + std::to_string(i));
+    job.set_task_id("fault-task");
+    *job.mutable_target() = engine_->target();
+    ASSERT_TRUE(stack_->dispatcher()
+                    .Submit(job, [&](const v1::MeasureResult& r) {
+                      EXPECT_EQ(r.status(), v1::MEASURE_STATUS_OK) << r.error();
+                      std::lock_guard lock(mu);
+                      ++done;
+                      cv.notify_all();
+                    })
+                    .ok());
+  }
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return done == kJobs; }));
+  }
+  // The calibration after the batch comes once the worker has been idle a moment.
+  for (int i = 0; i < 3000 && calibrations() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const size_t after_batch = calibrations() - 1;
+  EXPECT_GE(after_batch, 1u);
+  // One per job would be kJobs; a loaded machine may stretch a gap between two jobs past the
+  // worker's idle threshold now and then, so this allows a couple.
+  EXPECT_LE(after_batch, 3u);
+}
+
 }  // namespace
 }  // namespace tuned::worker

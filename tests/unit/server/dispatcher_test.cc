@@ -483,6 +483,20 @@ TEST_F(DispatcherTest, AJobNamingAnAbsentWorkerGoesToAnyWorker) {
   EXPECT_THAT(b.JobIds(), ElementsAre("pinned"));
 }
 
+// Submits job `id` of `task` and completes it OK from `session` (the only worker of kCpu).
+void SubmitAndComplete(Dispatcher& dispatcher, uint64_t session, const std::string& id,
+                       const std::string& task = "t") {
+  v1::MeasureJob job;
+  job.set_job_id(id);
+  job.set_task_id(task);
+  job.mutable_target()->set_target(kCpu);
+  ASSERT_TRUE(dispatcher.Submit(job, [](const v1::MeasureResult&) {}).ok());
+  v1::MeasureResult result;
+  result.set_job_id(id);
+  result.set_status(v1::MEASURE_STATUS_OK);
+  ASSERT_TRUE(dispatcher.HandleResult(session, result));
+}
+
 TEST(DispatcherDriftTest, ACalibrationBeyondTheThresholdReportsTheBatchSinceThePreviousOne) {
   DispatcherOptions options;
   options.drift_threshold = 0.10;
@@ -505,17 +519,7 @@ TEST(DispatcherDriftTest, ACalibrationBeyondTheThresholdReportsTheBatchSinceTheP
     calibration.set_median_seconds(seconds);
     return dispatcher.HandleCalibration(session, calibration);
   };
-  auto complete = [&](const std::string& id) {
-    v1::MeasureJob job;
-    job.set_job_id(id);
-    job.set_task_id("t");
-    job.mutable_target()->set_target(kCpu);
-    ASSERT_TRUE(dispatcher.Submit(job, [](const v1::MeasureResult&) {}).ok());
-    v1::MeasureResult result;
-    result.set_job_id(id);
-    result.set_status(v1::MEASURE_STATUS_OK);
-    ASSERT_TRUE(dispatcher.HandleResult(session, result));
-  };
+  auto complete = [&](const std::string& id) { SubmitAndComplete(dispatcher, session, id); };
   ASSERT_TRUE(calibrate(1e-3).ok());  // the baseline
   complete("j1");
   ASSERT_TRUE(calibrate(1.05e-3).ok());  // within 10%: j1 stands
@@ -558,15 +562,7 @@ TEST(DispatcherDriftTest, ATaskAwaitsTheCalibrationAfterItsJobsOnlyFromWorkersTh
   hello.set_slots(4);
   uint64_t session = *dispatcher.RegisterWorker(hello, "test", &connection);
   auto complete = [&](const std::string& id, const std::string& task) {
-    v1::MeasureJob job;
-    job.set_job_id(id);
-    job.set_task_id(task);
-    job.mutable_target()->set_target(kCpu);
-    ASSERT_TRUE(dispatcher.Submit(job, [](const v1::MeasureResult&) {}).ok());
-    v1::MeasureResult result;
-    result.set_job_id(id);
-    result.set_status(v1::MEASURE_STATUS_OK);
-    ASSERT_TRUE(dispatcher.HandleResult(session, result));
+    SubmitAndComplete(dispatcher, session, id, task);
   };
   v1::Calibration calibration;
   calibration.set_median_seconds(1e-3);

@@ -15,10 +15,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# file: cpack's Debian package (cmake/TunedPackage.cmake) finds its Depends with dpkg-shlibdeps,
+# which CPack runs only where `file` exists (a minimal Debian has none).
 # prometheus-cpp-dev and libcivetweb-dev: `--metrics-listen` and the status page; libcairo2-dev:
 # PNG plots (each optional for the build: without them the feature is off).
 packages=(
-  build-essential cmake ninja-build ccache pkg-config git
+  build-essential cmake ninja-build ccache pkg-config git file
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev libssl-dev openssl
   libpq-dev postgresql

@@ -25,7 +25,9 @@ esac
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:suppressions=$supp/asan.supp"
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+# die_after_fork=0: a candidate runs in a child forked from the multi-threaded worker, and a
+# parallel kernel starts threads there (the child's own memory; TSan would refuse them).
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$supp/tsan.supp"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNED_SANITIZE="$sanitize" \
   -DTUNED_BUILD_BENCH=OFF >/dev/null
 if ((${#targets[@]})); then

@@ -441,11 +441,12 @@ Status TaskManager::Runner::RemeasureQueued() {
 }
 
 void TaskManager::Runner::AwaitCalibrations() {
-  // A worker calibrates as soon as its last running job is done (tens of milliseconds); one
-  // busy with other tasks' jobs may take longer, and then its drift is not waited for.
-  constexpr auto kCalibrationWaitMs = std::chrono::milliseconds(10000);
+  // A worker calibrates once it has been idle 100 ms after a job (worker_client.cc), which
+  // takes a fraction of a second more; one busy with other tasks' jobs may take longer, and
+  // then its drift is not waited for.
+  constexpr auto kCalibrationWait = std::chrono::seconds(10);
   const std::string task_id = Snapshot().task_id();
-  const auto deadline = std::chrono::steady_clock::now() + kCalibrationWaitMs;
+  const auto deadline = std::chrono::steady_clock::now() + kCalibrationWait;
   while (!Stopping() && manager_.dispatcher_.AwaitsCalibration(task_id)) {
     if (std::chrono::steady_clock::now() >= deadline) {
       Log()->info("task {}: final re-measure without waiting longer for calibrations", task_id);

@@ -70,6 +70,7 @@ class Reader {
   explicit Reader(const std::string& in) : in_(in) {}
   Status Bytes(void* p, size_t n) {
     if (n > in_.size() - pos_) return DataLossError("tuned-xgb-v1 blob is truncated");
+    if (n == 0) return Status::Ok();  // an empty vector's data() may be null: no memcpy
     std::memcpy(p, in_.data() + pos_, n);
     pos_ += n;
     return Status::Ok();

@@ -30,6 +30,11 @@ if(TUNED_ENABLE_CUDA AND NOT TARGET CUDA::nvrtc)
   message(FATAL_ERROR "TUNED_ENABLE_CUDA is ON but NVRTC was not found (set CUDAToolkit_ROOT)")
 endif()
 if(TUNED_ENABLE_CUDA)
+  # CMake's CUDA::nvrtc carries CUDA::cuda_driver, which without a GPU driver is the toolkit's
+  # stub libcuda.so: it links, but no libcuda.so.1 exists to load. Nothing in tuned's own
+  # processes calls the driver API (NVRTC does not need it), and a sanitizer build (which keeps
+  # every library it links) would give test programs that cannot start.
+  set_property(TARGET CUDA::nvrtc PROPERTY INTERFACE_LINK_LIBRARIES "")
   message(STATUS "tuned: CUDA ${CUDAToolkit_VERSION} in ${CUDAToolkit_LIBRARY_DIR}: NVRTC builds on")
 else()
   message(STATUS "tuned: CUDA off (no CUDA toolkit found, or TUNED_ENABLE_CUDA=OFF): tuned_codegen_cuda and tuned_nvrtc_bench are not built, their tests are skipped")

@@ -22,7 +22,10 @@ case "$kind" in
   *) sed -n '2,7p' "$0" >&2; exit 2 ;;
 esac
 # abort_on_error: a report fails the test that caused it; detect_leaks: leaks are findings.
-export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:suppressions=$supp/asan.supp"
+# handle_segv/sigbus/sigfpe=0: a crashing candidate (the fault tests plant them) must die of its
+# signal, which the worker reports by name; ASan's handler would turn it into exit code 1. ASan
+# finds bad accesses by its shadow checks, not by the signal, so no report is lost.
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:suppressions=$supp/asan.supp"
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
 # die_after_fork=0: a candidate runs in a child forked from the multi-threaded worker, and a

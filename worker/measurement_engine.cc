@@ -18,7 +18,7 @@
 #include "worker/builder.h"
 #include "worker/contained_build.h"
 #include "worker/device_probe.h"
-#include "worker/exclusive_gate.h"
+#include "common/exclusive_gate.h"
 #include "worker/gpu/gpu_engine.h"
 #include "worker/reference_cache.h"
 #include "worker/runner.h"
@@ -111,6 +111,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     std::unique_lock lock(mu_);
     drained_cv_.wait(lock, [&] { return outstanding_ == 0; });
   }
+
+  ExclusiveGate* timing_gate() override { return &gate_; }
 
   EngineStats stats() const override {
     std::lock_guard lock(mu_);

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "common/exclusive_gate.h"
 #include "common/status.h"
 #include "tuned/v1/measure.pb.h"
 #include "tuned/v1/target.pb.h"
@@ -82,6 +83,11 @@ class MeasurementEngine {
 
   /// Counters of the work done so far; engines that keep none return zeros.
   virtual EngineStats stats() const { return {}; }
+
+  /// The gate this engine times kernels under (exclusive) and builds under (shared), for work
+  /// in the same process that must not overlap a timing run either: a search running beside
+  /// the engine holds it shared. Null when the engine times nothing on this process's cores.
+  virtual ExclusiveGate* timing_gate() { return nullptr; }
 };
 
 /// Starts an engine (probing the device, starting its threads); for a GPU target (opencl), the

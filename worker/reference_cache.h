@@ -27,7 +27,7 @@
 #include "compiler/ir/workload.h"
 #include "compiler/runtime/aligned_buffer.h"
 #include "tuned/v1/workload.pb.h"
-#include "worker/exclusive_gate.h"
+#include "common/exclusive_gate.h"
 
 namespace tuned::worker {
 

@@ -26,6 +26,8 @@ StatusOr<std::unique_ptr<EmbeddedStack>> EmbeddedStack::Start(
   config.db_path = options.db_path;
   config.access.shared = embedded->token_;
   config.resume_tasks = false;
+  // The search runs on the cores the engine times kernels on: never both at once.
+  config.search_gate = embedded->engine_->timing_gate();
   TUNED_ASSIGN_OR_RETURN(embedded->stack_, ServerStack::Start(config));
 
   worker::WorkerClientOptions client_options;

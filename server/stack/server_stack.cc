@@ -45,6 +45,7 @@ StatusOr<std::unique_ptr<ServerStack>> ServerStack::Start(const ServerStackConfi
   options.ownership = stack->database_->task_ownership();  // null on SQLite: one server per file
   options.ownership_check_ms = config.ownership_check_ms;
   options.observer = config.task_observer;
+  options.search_gate = config.search_gate;
   stack->tasks_ = std::make_unique<tasks::TaskManager>(*stack->database_, *stack->database_,
                                                        *stack->dispatcher_, std::move(options));
   stack->drift_sink_->store(stack->tasks_.get());

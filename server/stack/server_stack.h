@@ -40,6 +40,9 @@ struct ServerStackConfig {
   /// Told of every task's search batches and stored results (metrics); null for none. Must
   /// outlive the stack.
   tasks::TaskObserver* task_observer = nullptr;
+  /// The timing gate of an engine measuring in this process (TaskManagerOptions::search_gate);
+  /// null for none. Must outlive the stack.
+  ExclusiveGate* search_gate = nullptr;
 };
 
 /// Database, dispatcher, task manager and gRPC server, started in dependency order (unfinished

@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/exclusive_gate.h"
 #include "common/status.h"
 #include "server/dispatch/dispatcher.h"
 #include "server/search/search_strategy.h"
@@ -79,6 +80,11 @@ struct TaskManagerOptions {
   /// Told of every search batch and stored result (metrics); null for none. Must outlive the
   /// manager.
   TaskObserver* observer = nullptr;
+  /// When the search shares its cores with a measuring engine (the embedded `tuned tune`): the
+  /// engine's timing gate, held shared while a task proposes a batch or learns from one, so that
+  /// no kernel, a calibration included, is timed while the search computes. Null: the search
+  /// runs on other cores than the kernels (remote workers). Must outlive the manager.
+  ExclusiveGate* search_gate = nullptr;
 };
 
 /// Called with a task's status after every change (from the thread making the change); it must

@@ -73,6 +73,23 @@ StatusOr<std::string> DefaultScheduleHash(std::shared_ptr<const ir::Workload> wo
   return db::TraceHash(proto);
 }
 
+// The search's share of a measuring engine's gate (TaskManagerOptions::search_gate) for its
+// scope: while it is held, no kernel is timed on the cores the search computes on.
+class SearchShare {
+ public:
+  explicit SearchShare(ExclusiveGate* gate) : gate_(gate) {
+    if (gate_ != nullptr) gate_->EnterShared();
+  }
+  ~SearchShare() {
+    if (gate_ != nullptr) gate_->LeaveShared();
+  }
+  SearchShare(const SearchShare&) = delete;
+  SearchShare& operator=(const SearchShare&) = delete;
+
+ private:
+  ExclusiveGate* gate_;
+};
+
 }  // namespace
 
 std::string RandomHexId(int digits) {
@@ -262,15 +279,22 @@ Status TaskManager::Runner::RunSearch() {
   }
   Log()->info("task started task={} workload='{}' target='{}' budget={} resumed_trials={}", task_id,
               workload_proto_.key(), context.target, spec.trial_budget(), previous.size());
-  if (!replay.empty()) TUNED_RETURN_IF_ERROR(strategy->Update(replay));
+  if (!replay.empty()) {
+    SearchShare share(manager_.options_.search_gate);
+    TUNED_RETURN_IF_ERROR(strategy->Update(replay));
+  }
 
   const int batch_size = int(spec.search().batch_size());
   while (!Stopping()) {
     const int remaining = int(spec.trial_budget()) - int(Snapshot().trials_done());
     if (remaining <= 0) break;
     const auto search_start = std::chrono::steady_clock::now();
-    TUNED_ASSIGN_OR_RETURN(std::vector<search::Candidate> candidates,
-                           strategy->NextBatch(std::min(batch_size, remaining)));
+    StatusOr<std::vector<search::Candidate>> proposed = InternalError("not proposed");
+    {
+      SearchShare share(manager_.options_.search_gate);
+      proposed = strategy->NextBatch(std::min(batch_size, remaining));
+    }
+    TUNED_ASSIGN_OR_RETURN(std::vector<search::Candidate> candidates, std::move(proposed));
     if (TaskObserver* observer = manager_.options_.observer) {
       observer->OnBatchProposed(spec, int(candidates.size()), SecondsSince(search_start));
     }
@@ -390,6 +414,7 @@ Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& c
       }
     }
   }
+  SearchShare share(manager_.options_.search_gate);
   return strategy.Update(measured);
 }
 

@@ -18,7 +18,7 @@
 #include "target/target_proto.h"
 #include "worker/builder.h"
 #include "worker/contained_build.h"
-#include "worker/exclusive_gate.h"
+#include "common/exclusive_gate.h"
 #include "worker/gpu/runner_process.h"
 #include "worker/reference_cache.h"
 #include "worker/runner.h"

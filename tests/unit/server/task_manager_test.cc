@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -18,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "common/exclusive_gate.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/pipeline.h"
 #include "server/search/model_registry.h"
@@ -739,6 +741,78 @@ TEST_P(TaskManagerTest, TopKAreRemeasuredInterleavedAndTheWinnerIsAFinalRecord) 
   for (const v1::TuningRecord& record : best->records) {
     EXPECT_EQ(record.kind(), v1::RECORD_KIND_FINAL);
   }
+}
+
+// The ScriptedSearch, slowed down, noting every time a timing run was inside the gate while it
+// computed (what the embedded `tuned tune` must never let happen).
+class GatedSearch : public search::SearchStrategy {
+ public:
+  GatedSearch(std::vector<int>* updated, const std::atomic<bool>* timing, std::atomic<int>* calls,
+              std::atomic<int>* overlaps)
+      : inner_(updated), timing_(timing), calls_(calls), overlaps_(overlaps) {}
+  StatusOr<std::vector<search::Candidate>> NextBatch(int n) override {
+    Compute();
+    return inner_.NextBatch(n);
+  }
+  Status Update(const std::vector<search::MeasuredCandidate>& results) override {
+    Compute();
+    return inner_.Update(results);
+  }
+
+ private:
+  void Compute() {
+    ++*calls_;
+    if (timing_->load()) ++*overlaps_;
+    std::this_thread::sleep_for(20ms);  // long beside the timer's 3 ms cycle
+    if (timing_->load()) ++*overlaps_;
+  }
+  ScriptedSearch inner_;
+  const std::atomic<bool>* timing_;
+  std::atomic<int>* calls_;
+  std::atomic<int>* overlaps_;
+};
+
+TEST_P(TaskManagerTest, TheSearchNeverComputesWhileAKernelIsTimedOnItsGate) {
+  ExclusiveGate gate;
+  std::atomic<bool> timing{false};
+  std::atomic<bool> stop{false};
+  std::atomic<int> timings{0};
+  std::atomic<int> calls{0};
+  std::atomic<int> overlaps{0};
+  // A timer like the engine's (calibrations come unasked): in exclusively, time, out, again.
+  std::thread timer([&] {
+    while (!stop) {
+      {
+        ExclusiveGate::Exclusive exclusive(gate);
+        timing = true;
+        std::this_thread::sleep_for(2ms);
+        timing = false;
+      }
+      ++timings;
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher);
+  TaskManagerOptions options = Options();
+  options.search_gate = &gate;
+  options.strategy_factory =
+      [&](const search::SearchContext&,
+          const v1::SearchOptions&) -> StatusOr<std::unique_ptr<search::SearchStrategy>> {
+    return std::unique_ptr<search::SearchStrategy>(
+        new GatedSearch(&updates_, &timing, &calls, &overlaps));
+  };
+  TaskManager manager(*database_, *database_, dispatcher, options);
+  auto submitted = manager.Submit(Spec(12));
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
+  stop = true;
+  timer.join();
+  EXPECT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED) << status.error();
+  EXPECT_EQ(status.trials_done(), 12u);
+  EXPECT_GE(calls.load(), 6);    // three batches proposed, three learned from
+  EXPECT_GT(timings.load(), 0);  // the timer did get in, between the search's stretches
+  EXPECT_EQ(overlaps.load(), 0);
 }
 
 TEST_P(TaskManagerTest, TopKAreRemeasuredOnASecondWorkerOfTheSameDevice) {

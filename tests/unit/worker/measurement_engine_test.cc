@@ -15,7 +15,7 @@
 #include "compiler/schedule/trace.h"
 #include "tests/unit/worker/worker_test_util.h"
 #include "worker/device_probe.h"
-#include "worker/exclusive_gate.h"
+#include "common/exclusive_gate.h"
 #include "worker/timing_protocol.h"
 
 namespace tuned::worker {

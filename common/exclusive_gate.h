@@ -1,9 +1,10 @@
-#ifndef TUNED_WORKER_EXCLUSIVE_GATE_H_
-#define TUNED_WORKER_EXCLUSIVE_GATE_H_
+#ifndef TUNED_COMMON_EXCLUSIVE_GATE_H_
+#define TUNED_COMMON_EXCLUSIVE_GATE_H_
 
 /// \file
 /// The gate that keeps timing alone on the machine: builds (and reference computations) enter
-/// shared, any number at once; timing enters exclusive, after every build inside has left and
+/// shared, any number at once, and so does a search that runs in the measuring process (the
+/// embedded `tuned tune`); timing enters exclusive, after every build inside has left and
 /// with no build allowed in until it is done. A waiting timer blocks new builds (writer
 /// preference), so a steady stream of builds cannot starve timing. The same rule makes forking
 /// the timing child safe: no thread of the engine is inside LLVM when fork() runs.
@@ -11,7 +12,7 @@
 #include <condition_variable>
 #include <mutex>
 
-namespace tuned::worker {
+namespace tuned {
 
 class ExclusiveGate {
  public:
@@ -50,6 +51,6 @@ class ExclusiveGate {
   bool exclusive_ = false;     // a timer inside
 };
 
-}  // namespace tuned::worker
+}  // namespace tuned
 
-#endif  // TUNED_WORKER_EXCLUSIVE_GATE_H_
+#endif  // TUNED_COMMON_EXCLUSIVE_GATE_H_

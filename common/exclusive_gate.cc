@@ -1,6 +1,6 @@
-#include "worker/exclusive_gate.h"
+#include "common/exclusive_gate.h"
 
-namespace tuned::worker {
+namespace tuned {
 
 void ExclusiveGate::EnterShared() {
   std::unique_lock lock(mu_);
@@ -27,4 +27,4 @@ void ExclusiveGate::LeaveExclusive() {
   cv_.notify_all();
 }
 
-}  // namespace tuned::worker
+}  // namespace tuned

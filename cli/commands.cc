@@ -6,6 +6,7 @@
 #include "cli/measure_command.h"
 #include "cli/ops_command.h"
 #include "cli/serve_command.h"
+#include "cli/tasks_command.h"
 #include "cli/tune_command.h"
 #include "cli/workers_command.h"
 
@@ -17,6 +18,7 @@ void RegisterCommands(Program& program) {
   RegisterDbCommand(program);
   RegisterMeasureCommand(program);
   RegisterCompileCommand(program);
+  RegisterTasksCommand(program);
   RegisterTuneCommand(program);
   RegisterServeCommand(program);
   RegisterWorkersCommand(program);

@@ -13,6 +13,8 @@ find_package(xgboost CONFIG REQUIRED)
 find_package(LLVM 16 CONFIG REQUIRED HINTS /usr/lib/llvm-16/lib/cmake/llvm)
 message(STATUS "tuned: LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 find_package(OpenMP REQUIRED)
+# ONNX 1.12 (libonnx-dev): its protobuf messages and shape inference, for `--model` (model/).
+find_package(ONNX CONFIG REQUIRED)
 if(TUNED_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -19,6 +19,7 @@ cd "$(dirname "$0")/.."
 # which CPack runs only where `file` exists (a minimal Debian has none).
 # prometheus-cpp-dev and libcivetweb-dev: `--metrics-listen` and the status page; libcairo2-dev:
 # PNG plots (each optional for the build: without them the feature is off).
+# libonnx-dev: ONNX's messages and shape inference, for `--model` (model/).
 packages=(
   build-essential cmake ninja-build ccache pkg-config git file
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
@@ -31,6 +32,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers
   pocl-opencl-icd clinfo
   prometheus-cpp-dev libcivetweb-dev libcairo2-dev
+  libonnx-dev
 )
 # What only the test suite uses (scripts/test.sh sets TUNED_TEST_PACKAGES=1): Slurm and munge for
 # the job-array test (it starts its own daemons in a scratch folder), PyYAML and systemd-analyze
@@ -38,10 +40,12 @@ packages=(
 # chromium (the status page, headless), tmux (the progress bar in a real terminal),
 # python3-prometheus-client (parses /metrics) and fonts-dejavu-core (text in the screenshot and
 # the PNG plots) for the observability tests; clang and its runtime libraries (libFuzzer, ASan,
-# UBSan) for the fuzz smoke (scripts/fuzz.sh).
+# UBSan) for the fuzz smoke (scripts/fuzz.sh); python3-onnx (with numpy) writes the test models and
+# libonnx-testdata holds ONNX's own converted PyTorch cases with their reference outputs.
 [ "${TUNED_TEST_PACKAGES:-0}" = "0" ] ||
   packages+=(slurmctld slurmd slurm-client munge python3-yaml systemd iproute2
-             chromium tmux python3-prometheus-client fonts-dejavu-core clang libclang-rt-14-dev)
+             chromium tmux python3-prometheus-client fonts-dejavu-core clang libclang-rt-14-dev
+             python3-onnx libonnx-testdata)
 # Baselines the benchmarks compare against; optional for the build.
 [ "${TUNED_BASELINES:-1}" = "0" ] || packages+=(libopenblas-dev libdnnl-dev)
 

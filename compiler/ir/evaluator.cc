@@ -141,6 +141,7 @@ double ExprEvaluator::VisitCall(const Call* op) {
     case Intrinsic::kTanh: return std::tanh(a);
     case Intrinsic::kFabs: return std::fabs(a);
     case Intrinsic::kSigmoid: return 1.0 / (1.0 + std::exp(-a));
+    case Intrinsic::kErf: return std::erf(a);
   }
   return 0;
 }

@@ -41,6 +41,7 @@ const char* IntrinsicName(Intrinsic op) {
     case Intrinsic::kTanh: return "tanh";
     case Intrinsic::kFabs: return "fabs";
     case Intrinsic::kSigmoid: return "sigmoid";
+    case Intrinsic::kErf: return "erf";
   }
   return "?";
 }

@@ -33,7 +33,7 @@ enum class BinaryOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kFloorDiv, kFloorMod, kMin, kMax,
   kEQ, kNE, kLT, kLE, kGT, kGE, kAnd, kOr
 };
-enum class Intrinsic : uint8_t { kExp, kLog, kSqrt, kTanh, kFabs, kSigmoid };
+enum class Intrinsic : uint8_t { kExp, kLog, kSqrt, kTanh, kFabs, kSigmoid, kErf };
 enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kThreadBinding };
 enum class MemoryScope : uint8_t { kGlobal, kLocal, kShared };
 

@@ -28,7 +28,7 @@ using lower::gpu::GpuProgram;
 const std::set<std::string>& Reserved() {
   static const std::set<std::string> words = {
       "auto", "bool", "break", "case", "char", "const", "constant", "continue", "default", "do",
-      "double", "else", "exp", "expf", "fabs", "fabsf", "float", "fmax", "fmaxf", "fmin", "fminf",
+      "double", "else", "erf", "erff", "exp", "expf", "fabs", "fabsf", "float", "fmax", "fmaxf", "fmin", "fminf",
       "for", "global", "half", "if", "int", "kernel", "local", "log", "logf", "long", "max", "min",
       "private", "restrict", "return", "short", "signed", "sizeof", "sqrt", "sqrtf", "static",
       "struct", "switch", "tanh", "tanhf", "unsigned", "void", "volatile", "while", "blockIdx",

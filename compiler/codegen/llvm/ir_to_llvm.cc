@@ -865,6 +865,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       case Intrinsic::kSqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
       case Intrinsic::kFabs: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); break;
       case Intrinsic::kTanh: result = CallLibm(x, "tanhf", "tanh"); break;
+      case Intrinsic::kErf: result = CallLibm(x, "erff", "erf"); break;
       case Intrinsic::kSigmoid: {
         llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
         llvm::Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));

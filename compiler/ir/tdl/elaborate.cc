@@ -54,9 +54,8 @@ struct Function {
   int arity;
 };
 constexpr Function kFunctions[] = {
-    {"exp", 1},  {"log", 1},      {"sqrt", 1},     {"tanh", 1},   {"sigmoid", 1},
-    {"fabs", 1}, {"min", 2},      {"max", 2},      {"floordiv", 2}, {"floormod", 2},
-    {"select", 3}};
+    {"exp", 1},  {"log", 1}, {"sqrt", 1}, {"tanh", 1},     {"sigmoid", 1},  {"fabs", 1},
+    {"erf", 1},  {"min", 2}, {"max", 2},  {"floordiv", 2}, {"floormod", 2}, {"select", 3}};
 
 class Elaborator {
  public:
@@ -475,7 +474,8 @@ class Elaborator {
       }
       static const std::map<std::string, Intrinsic> kIntrinsics = {
           {"exp", Intrinsic::kExp},   {"log", Intrinsic::kLog},   {"sqrt", Intrinsic::kSqrt},
-          {"tanh", Intrinsic::kTanh}, {"fabs", Intrinsic::kFabs}, {"sigmoid", Intrinsic::kSigmoid}};
+          {"tanh", Intrinsic::kTanh}, {"fabs", Intrinsic::kFabs}, {"sigmoid", Intrinsic::kSigmoid},
+          {"erf", Intrinsic::kErf}};
       return MakeCall(kIntrinsics.at(name), {args[0]});
     }
     if (name == "select") {

@@ -20,7 +20,7 @@
 //               | FUNCTION '(' expr { ',' expr } ')'
 //               | '(' expr ')'
 //   REDUCER    := 'sum' | 'max' | 'min'  (followed by '[')
-//   FUNCTION   := exp log sqrt tanh sigmoid fabs min max floordiv floormod select | DTYPE (a cast)
+//   FUNCTION   := exp log sqrt tanh sigmoid fabs erf min max floordiv floormod select | DTYPE (a cast)
 //   DTYPE      := float16 float32 float64 int8 int32 int64
 //   INT        := digits [ 'i8' | 'i32' | 'i64' ]        FLOAT := digits '.' digits [exp] ['f64']
 //

@@ -361,7 +361,7 @@ TEST_F(JitTest, IntrinsicsMatchInterpreter) {
       Var i = MakeVar("i");
       Expr a = MakeLoad(A, {AsExpr(i)});
       Expr value = MakeCall(Intrinsic::kExp, {a}) + MakeCall(Intrinsic::kTanh, {a}) +
-                   MakeCall(Intrinsic::kSigmoid, {a}) +
+                   MakeCall(Intrinsic::kSigmoid, {a}) + MakeCall(Intrinsic::kErf, {a}) +
                    MakeCall(Intrinsic::kLog, {MakeCall(Intrinsic::kFabs, {a}) + MakeFloat(1.0, t)}) +
                    MakeCall(Intrinsic::kSqrt, {a * a}) +
                    MakeSelect(a > MakeFloat(0.0, t), a, MakeFloat(0.5, t)) + MakeFloat(1.0, t) / (a + MakeFloat(3.0, t));

@@ -4,8 +4,8 @@
 
 namespace tuned::cli {
 
-void AddModelFlags(CLI::App& cmd, ModelFlags& flags) {
-  cmd.add_option("--model", flags.path, "ONNX model file")->required();
+void AddModelFlags(CLI::App& cmd, ModelFlags& flags, bool required) {
+  cmd.add_option("--model", flags.path, "ONNX model file")->required(required);
   cmd.add_option("--input-shape", flags.input_shapes,
                  "Static shape of a model input the model leaves open, NAME=1x3x224x224 (repeatable)");
 }

@@ -19,7 +19,8 @@ struct ModelFlags {
   std::vector<std::string> input_shapes;
 };
 
-void AddModelFlags(CLI::App& cmd, ModelFlags& flags);
+/// `--model` is required unless another flag names what to work on (`tuned tune --workload`).
+void AddModelFlags(CLI::App& cmd, ModelFlags& flags, bool required = true);
 
 /// Imports the model and extracts its tasks; errors are one line naming what is wrong.
 struct LoadedModel {

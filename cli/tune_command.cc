@@ -6,16 +6,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 
+#include "cli/task_follow.h"
+#include "cli/tune_model.h"
 #include "cli/tune_progress.h"
 #include "cli/workload_flags.h"
-#include "common/logging.h"
 #include "common/time.h"
-#include "proto/task_state.h"
 #include "rpc/channel.h"
 #include "rpc/credentials.h"
-#include "rpc/tuning_client.h"
 #include "server/stack/embedded_stack.h"
 #include "worker/measurement_engine.h"
 
@@ -26,6 +24,7 @@ using Clock = std::chrono::steady_clock;
 
 struct TuneFlags {
   WorkloadFlags workload;
+  ModelTuneOptions model;  // --model and its round settings
   std::string target;
   uint32_t trials = 64;
   std::string db_path;
@@ -54,39 +53,6 @@ std::string StateName(v1::TaskState state) {
 double Gflops(const v1::TuningRecord& best) {
   double t = best.result().median_seconds();
   return t > 0 ? best.workload().flops() / t / 1e9 : 0;
-}
-
-// Follows the task until it reaches a final state; survives a server restart for `wait_s`.
-StatusOr<v1::TaskStatus> FollowTask(rpc::TuningClient& client, v1::TaskStatus status, int wait_s,
-                                    TuneProgress& progress) {
-  auto last_contact = Clock::now();
-  int backoff_ms = 100;
-  while (!v1::IsFinal(status.state())) {
-    Status finished = client.Watch(status.task_id(), [&](const v1::TaskStatus& update) {
-      last_contact = Clock::now();
-      backoff_ms = 100;
-      if (update.trials_done() >= status.trials_done() || v1::IsFinal(update.state())) {
-        if (!update.waiting_for().empty() && update.waiting_for() != status.waiting_for()) {
-          Logger("cli")->warn("task {} is waiting: {}", update.task_id(), update.waiting_for());
-        }
-        status = update;
-        progress.Show(status);
-      }
-    });
-    if (v1::IsFinal(status.state())) break;
-    if (!finished.ok() && finished.code() != StatusCode::kUnavailable &&
-        finished.code() != StatusCode::kCancelled) {
-      return finished;
-    }
-    if (Clock::now() - last_contact > std::chrono::seconds(wait_s)) {
-      return UnavailableError("lost the server for more than " + std::to_string(wait_s) +
-                              " s: " + finished.message());
-    }
-    Logger("cli")->warn("{}; retrying in {} ms", finished.message(), backoff_ms);
-    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-    backoff_ms = std::min(backoff_ms * 2, 2000);
-  }
-  return status;
 }
 
 Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::string& where,
@@ -150,38 +116,13 @@ Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::s
   }
 }
 
-StatusOr<v1::TaskStatus> SubmitAndFollow(rpc::Connection connection, const v1::TaskSpec& spec,
-                                         const TuneFlags& flags) {
-  rpc::TuningClient client(std::move(connection));
-  StatusOr<v1::TaskStatus> submitted = client.Submit(spec, flags.wait_s * 1000);
-  if (submitted.status().code() == StatusCode::kDeadlineExceeded) {
-    return UnavailableError("submitting the task: no answer from the server within " +
-                            std::to_string(flags.wait_s) + " s (--wait-s)");
-  }
-  if (!submitted.ok()) return submitted.status();
-  Logger("cli")->info("task submitted task={}", submitted->task_id());
-  TuneProgress progress(ChooseProgressMode(flags.json, stderr), stderr);
-  progress.Show(*submitted);
-  auto status = FollowTask(client, *submitted, flags.wait_s, progress);
-  progress.End();
-  return status;
-}
-
-Status RunTune(const TuneFlags& flags) {
-  // Bad input is reported before anything starts.
-  auto workload = ResolveWorkload(flags.workload);
-  if (!workload.ok()) {
-    return InvalidArgumentError(workload.status().message());  // It names the spec.
-  }
-  if (flags.trials == 0) return InvalidArgumentError("--trials must be at least 1");
+// Every setting of the task but its workload and budget: only what the user asked for (the
+// server completes the rest field by field).
+v1::TaskSpec BaseSpec(const TuneFlags& flags) {
   v1::TaskSpec spec;
-  // A spec travels as written; a definition file as its key, which rebuilds it anywhere.
-  spec.set_workload_spec(flags.workload.file.empty() ? flags.workload.spec : workload->key());
-  spec.set_trial_budget(flags.trials);
   spec.mutable_search()->set_seed(flags.seed);
   spec.mutable_search()->set_batch_size(flags.batch_size);
   spec.mutable_search()->set_strategy(flags.search);
-  // Only what the user asked for: the server completes the rest field by field.
   if (flags.repeat > 0) spec.mutable_measure()->set_repeat(flags.repeat);
   if (flags.min_repeat_ms >= 0) spec.mutable_measure()->set_min_repeat_ms(flags.min_repeat_ms);
   if (flags.build_timeout_ms > 0) spec.mutable_measure()->set_build_timeout_ms(flags.build_timeout_ms);
@@ -190,6 +131,39 @@ Status RunTune(const TuneFlags& flags) {
   if (flags.top_k >= 0) spec.mutable_remeasure()->set_top_k(uint32_t(flags.top_k));
   if (flags.top_k_rounds >= 0) spec.mutable_remeasure()->set_top_k_rounds(uint32_t(flags.top_k_rounds));
   if (!flags.target.empty()) spec.mutable_target()->set_target(flags.target);
+  return spec;
+}
+
+// The model's rounds: a round is too short for the final top-k re-measure to pay (it would
+// re-time the same few traces every round), so it is off unless asked for.
+Status RunTuneModel(const std::function<rpc::Connection()>& connect, v1::TaskSpec base, const TuneFlags& flags,
+                    const std::string& where) {
+  if (flags.top_k < 0) base.mutable_remeasure()->set_top_k(0);
+  ModelTuneOptions options = flags.model;
+  options.trials = flags.trials;
+  options.json = flags.json;
+  options.wait_s = flags.wait_s;
+  return TuneModel(connect, base, options, where);
+}
+
+Status RunTune(const TuneFlags& flags) {
+  // Bad input is reported before anything starts.
+  const bool whole_model = !flags.model.model.path.empty();
+  if (whole_model && (!flags.workload.spec.empty() || !flags.workload.file.empty())) {
+    return InvalidArgumentError("--model and --workload name two things to tune; expected one");
+  }
+  StatusOr<ir::Workload> workload = InvalidArgumentError("no workload");
+  if (!whole_model) {
+    workload = ResolveWorkload(flags.workload);
+    if (!workload.ok()) return InvalidArgumentError(workload.status().message());  // It names the spec.
+  }
+  if (flags.trials == 0) return InvalidArgumentError("--trials must be at least 1");
+  v1::TaskSpec spec = BaseSpec(flags);
+  if (!whole_model) {
+    // A spec travels as written; a definition file as its key, which rebuilds it anywhere.
+    spec.set_workload_spec(flags.workload.file.empty() ? flags.workload.spec : workload->key());
+    spec.set_trial_budget(flags.trials);
+  }
 
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -198,8 +172,9 @@ Status RunTune(const TuneFlags& flags) {
     TUNED_ASSIGN_OR_RETURN(rpc::ClientConfig client,
                            rpc::LoadClientConfig(flags.server, flags.security.token_file,
                                                  flags.security.tls, flags.security.tls_ca));
+    if (whole_model) return RunTuneModel([&] { return rpc::Connect(client); }, spec, flags, "server " + flags.server);
     TUNED_ASSIGN_OR_RETURN(v1::TaskStatus status,
-                           SubmitAndFollow(rpc::Connect(client), spec, flags));
+                           SubmitAndFollow(rpc::Connect(client), spec, flags.wait_s, ChooseProgressMode(flags.json, stderr)));
     return PrintSummary(status, elapsed(), "server " + flags.server, flags.json);
   }
 
@@ -214,7 +189,13 @@ Status RunTune(const TuneFlags& flags) {
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<server::EmbeddedStack> stack,
                          server::EmbeddedStack::Start(embedded));
   spec.mutable_target()->set_target(stack->target().target());
-  StatusOr<v1::TaskStatus> status = SubmitAndFollow(stack->connection(), spec, flags);
+  if (whole_model) {
+    Status tuned = RunTuneModel([&] { return stack->connection(); }, spec, flags, embedded.db_path);
+    Status stopped = stack->Stop();
+    TUNED_RETURN_IF_ERROR(tuned);
+    return stopped;
+  }
+  StatusOr<v1::TaskStatus> status = SubmitAndFollow(stack->connection(), spec, flags.wait_s, ChooseProgressMode(flags.json, stderr));
   Status stopped = stack->Stop();
   if (!status.ok()) return status.status();
   TUNED_RETURN_IF_ERROR(stopped);
@@ -226,13 +207,21 @@ Status RunTune(const TuneFlags& flags) {
 void RegisterTuneCommand(Program& program) {
   auto flags = std::make_shared<TuneFlags>();
   CLI::App* cmd = program.AddCommand(
-      "tune", "Tune a workload: on a server (--server), or embedded in this process",
+      "tune", "Tune a workload or every task of a model: on a server (--server), or embedded in this process",
       [flags] { return RunTune(*flags); });
   AddWorkloadFlags(*cmd, flags->workload, "--workload",
                    "Workload spec, e.g. 'matmul(M=256,N=256,K=256)', or a stored key");
+  AddModelFlags(*cmd, flags->model.model, /*required=*/false);
+  cmd->add_option("--round-trials", flags->model.round_trials,
+                  "--model: trials of one task per round")->capture_default_str();
+  cmd->add_option("--scheduler", flags->model.scheduler,
+                  "--model: which task gets the next round: gradient (the expected gain in the model's "
+                  "latency) or round-robin")
+      ->check(CLI::IsMember({"gradient", "round-robin"}))
+      ->capture_default_str();
   cmd->add_option("--target", flags->target,
                   "Target string (default: embedded: this machine; --server: the workers' target)");
-  cmd->add_option("--trials", flags->trials, "Candidates to measure")->capture_default_str();
+  cmd->add_option("--trials", flags->trials, "Candidates to measure (with --model: for the whole model)")->capture_default_str();
   cmd->add_option("--db", flags->db_path,
                   std::string("Embedded: tuning database ") + kDbPathHelp);
   cmd->add_option("--server", flags->server, "Submit to the server at host:port");

@@ -82,18 +82,21 @@ StatusOr<std::string> PRelu(const Graph& g, const Node& n, const OperandFn& oper
   return "select(" + x + " >= 0.0, " + x + ", " + slope + " * " + x + ")";
 }
 
-// Inference mode: (x - mean) / sqrt(var + epsilon) * scale + bias, per channel (dimension 1).
+// Inference mode, per channel (dimension 1): x * scale + shift once folded at import
+// (fold_batch_norm.h), else (x - mean) / sqrt(var + epsilon) * scale + bias.
 StatusOr<std::string> BatchNorm(const Graph& g, const Node& n, const OperandFn& operand, const Index& index) {
   if (n.Int("training_mode", 0) != 0) return Unsupported(n, "training_mode=1");
   const auto& shape = g.tensor(n.inputs[0]).shape;
   if (shape.size() < 2) return Unsupported(n, "input of rank " + std::to_string(shape.size()));
-  for (size_t i = 1; i <= 4; ++i) {
+  const size_t vectors = n.inputs.size() == 3 ? 2 : 4;
+  for (size_t i = 1; i <= vectors; ++i) {
     if (n.Input(i).empty() || g.tensor(n.Input(i)).shape != std::vector<int64_t>{shape[1]}) {
       return Unsupported(n, "input " + std::to_string(i) + " is not a vector of the channels");
     }
   }
   Index channel{index[1]};
   std::string x = operand(0, index);
+  if (vectors == 2) return "(" + x + " * " + operand(1, channel) + " + " + operand(2, channel) + ")";
   return "((" + x + " - " + operand(3, channel) + ") / sqrt(" + operand(4, channel) + " + " +
          Lit(n.Float("epsilon", 1e-5)) + ") * " + operand(1, channel) + " + " + operand(2, channel) + ")";
 }

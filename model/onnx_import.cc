@@ -11,6 +11,8 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "model/fold_batch_norm.h"
+
 namespace tuned::model {
 namespace {
 
@@ -292,6 +294,7 @@ StatusOr<Graph> ImportOnnx(const std::string& path, const ImportOptions& options
     }
     graph.nodes.push_back(std::move(node));
   }
+  FoldBatchNormalization(graph);
   return graph;
 }
 

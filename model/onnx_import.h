@@ -6,6 +6,8 @@
 /// propagation, so shapes computed by Shape/Gather/Concat chains resolve) after the caller's
 /// input shapes are set. Every error is one line naming the file and what is wrong: a tensor
 /// whose shape stays unknown, an input dimension left open, weights stored outside the file.
+/// Inference-mode BatchNormalization with constant statistics comes back folded
+/// (fold_batch_norm.h).
 
 #include <cstdint>
 #include <string>

@@ -8,6 +8,7 @@ mobilenetv2.onnx  a MobileNetV2 stem, six inverted-residual blocks, head; input 
 bert.onnx         a 2-layer BERT-base encoder (hidden 768, 12 heads, FFN 3072, GELU by Erf),
                   input 1x128x768 (sequence 128)
 dynamic.onnx      relu(x @ w) with x of shape Nx8, N left open (`--input-shape x=...` sets it)
+tiny_cnn.onnx     a residual CNN small enough to tune whole in the test suite, input 1x3x16x16
 
 Node order follows each model's forward pass, as an exporter writes it. Weights are seeded, so
 the files are the same on every run.
@@ -148,10 +149,19 @@ def dynamic():
     return b.model("dynamic", [("x", ["N", 8])], y, ["N", 4])
 
 
+def tiny_cnn():
+    b = Builder(3)
+    x = b.node("Relu", [b.bn(b.conv("input", 3, 8, 3), 8)])
+    x = b.node("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    y = b.bn(b.conv(x, 8, 8, 3), 8)
+    x = b.node("Relu", [b.node("Add", [y, x])])
+    return b.model("tiny_cnn", [("input", [1, 3, 16, 16])], head(b, x, 8, 10), [1, 10])
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, make in (("resnet18", resnet18), ("mobilenetv2", mobilenetv2), ("bert", bert), ("dynamic", dynamic)):
+    for name, make in (("resnet18", resnet18), ("mobilenetv2", mobilenetv2), ("bert", bert), ("dynamic", dynamic), ("tiny_cnn", tiny_cnn)):
         onnx.save(make(), os.path.join(out, name + ".onnx"))
 
 

@@ -1,0 +1,100 @@
+// Whole models on the real binary: `tuned tasks --model` and `tuned tune --model`, embedded,
+// on models tests/models/make_models.py writes at build time.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/run_tuned.h"
+
+namespace tuned {
+namespace {
+
+using ::testing::HasSubstr;
+using Output = tuned::testing::CommandOutput;
+using ModelCommandTest = tuned::testing::ScratchDirTest;
+
+std::string TestModel(const std::string& name) { return std::string(TUNED_TEST_MODELS_DIR) + "/" + name; }
+
+#define SKIP_WITHOUT_TEST_MODELS()                                                                 \
+  if (std::string(TUNED_TEST_MODELS_DIR).empty()) {                                                \
+    GTEST_SKIP() << "no python3 with the onnx package at configure time: test models not written"; \
+  }
+
+TEST_F(ModelCommandTest, TasksListsKernelsAndTheNodesOutsideThem) {
+  SKIP_WITHOUT_TEST_MODELS();
+  Output out = tuned::testing::RunTuned("tasks --model " + TestModel("tiny_cnn.onnx") + " --json");
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  nlohmann::json json = nlohmann::json::parse(out.out);
+  ASSERT_EQ(json["tasks"].size(), 5u);
+  EXPECT_EQ(json["tasks"][0]["ops"], "Conv+BatchNormalization+Relu");
+  EXPECT_EQ(json["tasks"][2]["ops"], "Conv+BatchNormalization+Add+Relu");
+  double share = 0;
+  for (const auto& t : json["tasks"]) share += t["share"].get<double>();
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  ASSERT_EQ(json["outside"].size(), 1u);
+  EXPECT_EQ(json["outside"][0]["op"], "Flatten");
+
+  Output table = tuned::testing::RunTuned("tasks --model " + TestModel("tiny_cnn.onnx"));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("5 kernels in 5 tasks"));
+  EXPECT_THAT(table.out, HasSubstr("outside   Flatten"));
+}
+
+TEST_F(ModelCommandTest, BadModelsAndFlagsAreOneLineErrorsWithExitTwo) {
+  SKIP_WITHOUT_TEST_MODELS();
+  Output open_dim = tuned::testing::RunTuned("tasks --model " + TestModel("dynamic.onnx"));
+  EXPECT_EQ(open_dim.exit_code, 2);
+  EXPECT_THAT(open_dim.err, HasSubstr("input 'x' leaves dimension 0 ('N') open; give it with --input-shape x=..."));
+  Output fixed = tuned::testing::RunTuned("tasks --model " + TestModel("dynamic.onnx") + " --input-shape x=32x8");
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
+  Output missing = tuned::testing::RunTuned("tasks --model " + dir_ + "/none.onnx");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("cannot open the file"));
+  Output both = tuned::testing::RunTuned("tune --model " + TestModel("tiny_cnn.onnx") +
+                                         " --workload 'matmul(M=8,N=8,K=8)' --db " + dir_ + "/t.db");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("--model and --workload name two things to tune"));
+}
+
+// Every task gets its first round, every record lands in the log, and a second run starts each
+// task from its records instead of tuning it from nothing again.
+TEST_F(ModelCommandTest, TuneSpendsOneBudgetOnEveryTaskAndResumesFromTheLog) {
+  SKIP_WITHOUT_TEST_MODELS();
+  const std::string db = dir_ + "/model.db";
+  const std::string common = "tune --model " + TestModel("tiny_cnn.onnx") + " --db " + db +
+                             " --round-trials 4 --min-repeat-ms 1 --json";
+  Output first = tuned::testing::RunTuned(common + " --trials 20");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  nlohmann::json run = nlohmann::json::parse(first.out);
+  EXPECT_EQ(run["rounds"], 5);
+  EXPECT_EQ(run["trials"], 20);
+  double estimate = 0;
+  for (const auto& t : run["tasks"]) {
+    EXPECT_EQ(t["trials"], 4) << t["ops"];
+    ASSERT_FALSE(t["best_seconds"].is_null()) << t["ops"] << "\n" << first.err;
+    estimate += t["weight"].get<double>() * t["best_seconds"].get<double>();
+    Output best = tuned::testing::RunTuned("db best '" + t["key"].get<std::string>() + "' --db " + db + " --json");
+    EXPECT_EQ(best.exit_code, 0) << best.err;
+  }
+  EXPECT_NEAR(run["estimated_latency_seconds"].get<double>(), estimate, 1e-12);
+
+  // The second run's one round goes by the gradient (every task already has a first round from
+  // the log), and every task still reports its best.
+  Output second = tuned::testing::RunTuned(common + " --trials 4");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  nlohmann::json resumed = nlohmann::json::parse(second.out);
+  EXPECT_EQ(resumed["rounds"], 1);
+  int tuned_again = 0;
+  for (size_t i = 0; i < resumed["tasks"].size(); ++i) {
+    const auto& t = resumed["tasks"][i];
+    ASSERT_FALSE(t["best_seconds"].is_null()) << t["ops"];
+    tuned_again += t["trials"].get<int>() > 4;
+  }
+  EXPECT_EQ(tuned_again, 1);
+}
+
+}  // namespace
+}  // namespace tuned

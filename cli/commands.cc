@@ -5,6 +5,7 @@
 #include "cli/lower_command.h"
 #include "cli/measure_command.h"
 #include "cli/ops_command.h"
+#include "cli/run_model_command.h"
 #include "cli/serve_command.h"
 #include "cli/tasks_command.h"
 #include "cli/tune_command.h"
@@ -19,6 +20,7 @@ void RegisterCommands(Program& program) {
   RegisterMeasureCommand(program);
   RegisterCompileCommand(program);
   RegisterTasksCommand(program);
+  RegisterRunModelCommand(program);
   RegisterTuneCommand(program);
   RegisterServeCommand(program);
   RegisterWorkersCommand(program);

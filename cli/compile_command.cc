@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/compile_model.h"
 #include "cli/gpu_compile.h"
 #include "cli/workload_flags.h"
 #include "compiler/codegen/llvm/cpu_target.h"
@@ -19,6 +20,7 @@ namespace {
 
 struct CompileOptions {
   WorkloadFlags workload;
+  ModelFlags model;
   std::string target;
   std::string db_path;
   std::string output;
@@ -58,7 +60,33 @@ Status RunGpuCompile(const CompileOptions& options, const ir::Workload& workload
   return Status::Ok();
 }
 
+// Every task of a model into one library with a manifest (cli/compile_model.h).
+Status RunCompileModel(const CompileOptions& options) {
+  if (!options.workload.spec.empty() || !options.workload.file.empty()) {
+    return InvalidArgumentError("--model and --workload name two things to compile; expected one");
+  }
+  if (StatusOr<target::Target> gpu = target::ParseTarget(options.target);
+      !options.target.empty() && gpu.ok() && gpu->kind != target::TargetKind::kLlvmCpu) {
+    return UnimplementedError("--model with a GPU target: not built yet (CPU targets only)");
+  }
+  target::Target target;
+  if (options.target.empty()) {
+    TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
+  } else {
+    TUNED_ASSIGN_OR_RETURN(target, codegen::ParseCpuTarget(options.target));
+  }
+  TUNED_ASSIGN_OR_RETURN(auto source, OpenRecordSource(options));
+  CompileModelOptions model;
+  model.model = options.model;
+  model.output = options.output;
+  model.prefix = options.name;
+  model.allow_compatible = options.allow_compatible;
+  model.json = options.json;
+  return CompileModel(model, *source, target);
+}
+
 Status RunCompile(const CompileOptions& options) {
+  if (!options.model.path.empty()) return RunCompileModel(options);
   TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ResolveWorkload(options.workload));
   if (StatusOr<target::Target> gpu = target::ParseTarget(options.target);
       !options.target.empty() && gpu.ok() && gpu->kind != target::TargetKind::kLlvmCpu) {
@@ -108,16 +136,17 @@ Status RunCompile(const CompileOptions& options) {
 void RegisterCompileCommand(Program& program) {
   auto options = std::make_shared<CompileOptions>();
   CLI::App* cmd = program.AddCommand(
-      "compile", "Build the best recorded schedule of a workload into an object or shared library",
+      "compile", "Build the best recorded schedule of a workload, or of every task of a model, into an object or shared library",
       [options] { return RunCompile(*options); });
   AddWorkloadFlags(*cmd, options->workload, "--workload,-w", "Workload spec or stored key");
+  AddModelFlags(*cmd, options->model, /*required=*/false);
   cmd->add_option("--target", options->target, "Target string (default: this machine)");
   cmd->add_option("--db", options->db_path, std::string("Tuning database ") + kDbPathHelp);
   cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it); a GPU target: OUT.cl, OUT.c, OUT.h")
       ->required();
   cmd->add_option("--server", options->server, "Read the log of the server at host:port instead of --db");
   AddClientSecurityFlags(*cmd, options->security);
-  cmd->add_option("--name", options->name, "Name of the kernel function");
+  cmd->add_option("--name", options->name, "Name of the kernel function (with --model: the prefix of every function)");
   cmd->add_flag("--allow-compatible-target", options->allow_compatible,
                 "Accept records of a target with the same ISA and features");
   cmd->add_flag("--json", options->json, "Print JSON");

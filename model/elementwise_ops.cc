@@ -37,11 +37,15 @@ Expression Unary(std::function<std::string(const std::string& x, const Node&)> f
              -> StatusOr<std::string> { return f(Broadcast(g, n, operand, 0, index), n); };
 }
 
+// Operands are written into locals first, in input order: reading an operand may declare a
+// kernel input, and the order of inputs is part of the workload key (the operands of `+` on
+// strings are evaluated in no fixed order).
 Expression Binary(const std::string& op) {
   return [op](const Graph& g, const Node& n, const OperandFn& operand, const Index& index)
              -> StatusOr<std::string> {
-    return "(" + Broadcast(g, n, operand, 0, index) + " " + op + " " +
-           Broadcast(g, n, operand, 1, index) + ")";
+    std::string a = Broadcast(g, n, operand, 0, index);
+    std::string b = Broadcast(g, n, operand, 1, index);
+    return "(" + a + " " + op + " " + b + ")";
   };
 }
 
@@ -95,10 +99,11 @@ StatusOr<std::string> BatchNorm(const Graph& g, const Node& n, const OperandFn& 
     }
   }
   Index channel{index[1]};
-  std::string x = operand(0, index);
-  if (vectors == 2) return "(" + x + " * " + operand(1, channel) + " + " + operand(2, channel) + ")";
-  return "((" + x + " - " + operand(3, channel) + ") / sqrt(" + operand(4, channel) + " + " +
-         Lit(n.Float("epsilon", 1e-5)) + ") * " + operand(1, channel) + " + " + operand(2, channel) + ")";
+  std::vector<std::string> in{operand(0, index)};
+  for (size_t i = 1; i <= vectors; ++i) in.push_back(operand(i, channel));  // in input order (see Binary)
+  if (vectors == 2) return "(" + in[0] + " * " + in[1] + " + " + in[2] + ")";
+  return "((" + in[0] + " - " + in[3] + ") / sqrt(" + in[4] + " + " + Lit(n.Float("epsilon", 1e-5)) + ") * " +
+         in[1] + " + " + in[2] + ")";
 }
 
 const std::map<std::string, Expression>& Expressions() {

@@ -20,8 +20,15 @@ void FoldBatchNormalization(Graph& graph) {
     const std::vector<double>& var = graph.tensor(node.inputs[4]).values;
     if (beta.size() != gamma.size() || mean.size() != gamma.size() || var.size() != gamma.size()) continue;
     const double epsilon = node.Float("epsilon", 1e-5);
-    Tensor scale{node.name + ".scale", "float32", {int64_t(gamma.size())}, true, {}};
-    Tensor shift{node.name + ".shift", "float32", {int64_t(gamma.size())}, true, {}};
+    const std::string& g = node.inputs[1];
+    const std::string& b = node.inputs[2];
+    const std::string& m = node.inputs[3];
+    const std::string& v = node.inputs[4];
+    const std::string eps = std::to_string(float(epsilon));
+    Tensor scale{node.name + ".scale", "float32", {int64_t(gamma.size())}, true, {},
+                 g + " / sqrt(" + v + " + " + eps + ") (BatchNormalization '" + node.name + "' folded)"};
+    Tensor shift{node.name + ".shift", "float32", {int64_t(gamma.size())}, true, {},
+                 b + " - " + m + " * " + scale.name + " (BatchNormalization '" + node.name + "' folded)"};
     for (size_t c = 0; c < gamma.size(); ++c) {
       // Rounded to float32 as the model's own constants are.
       double s = float(gamma[c] / std::sqrt(var[c] + float(epsilon)));

@@ -35,6 +35,8 @@ struct Tensor {
   /// A constant's values, row-major (empty for other tensors and for constants of a dtype that
   /// holds no numbers).
   std::vector<double> values;
+  /// For a constant tuned computed from the model's own (not in the model file): how, one line.
+  std::string derived_from;
 
   int64_t elements() const;
 };

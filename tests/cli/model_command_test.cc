@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -94,6 +96,39 @@ TEST_F(ModelCommandTest, TuneSpendsOneBudgetOnEveryTaskAndResumesFromTheLog) {
     tuned_again += t["trials"].get<int>() > 4;
   }
   EXPECT_EQ(tuned_again, 1);
+
+  // One library of every task's best, with a manifest mapping every node of the model; run
+  // through it, the model gives the reference's outputs.
+  const std::string library = dir_ + "/tiny.so";
+  Output compiled = tuned::testing::RunTuned("compile --model " + TestModel("tiny_cnn.onnx") + " --db " + db +
+                                             " -o " + library + " --json");
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_EQ(nlohmann::json::parse(compiled.out)["from_record"], 5);
+  std::ifstream manifest_file(dir_ + "/tiny.json");
+  nlohmann::json manifest = nlohmann::json::parse(manifest_file);
+  ASSERT_EQ(manifest["steps"].size(), 6u);  // 5 kernels and the Flatten
+  std::multiset<std::string> nodes;
+  for (const auto& step : manifest["steps"]) {
+    if (step.contains("outside")) {
+      nodes.insert(step["outside"].get<std::string>());
+      EXPECT_EQ(step["op"], "Flatten");
+    } else {
+      for (const auto& n : step["nodes"]) nodes.insert(n.get<std::string>());
+      EXPECT_FALSE(step["inputs"].empty());
+    }
+  }
+  EXPECT_EQ(nodes.size(), 11u);  // every node of the model once (the Constant nodes are none)
+  EXPECT_EQ(std::set<std::string>(nodes.begin(), nodes.end()).size(), nodes.size());
+  EXPECT_EQ(manifest["derived_constants"].size(), 4u);  // two folded BatchNormalizations
+
+  Output runs = tuned::testing::RunTuned("run-model --model " + TestModel("tiny_cnn.onnx") + " --library " + library +
+                                        " --check --repeat 3 --json");
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  nlohmann::json ran = nlohmann::json::parse(runs.out);
+  EXPECT_LE(ran["max_relative_error"].get<double>(), ran["tolerance"].get<double>());
+  EXPECT_GT(ran["kernel_median_seconds"].get<double>(), 0);
+  EXPECT_GE(ran["median_seconds"].get<double>(), ran["kernel_median_seconds"].get<double>());
+  EXPECT_TRUE(ran.contains("estimated_seconds"));
 }
 
 }  // namespace

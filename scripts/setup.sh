@@ -41,11 +41,12 @@ packages=(
 # python3-prometheus-client (parses /metrics) and fonts-dejavu-core (text in the screenshot and
 # the PNG plots) for the observability tests; clang and its runtime libraries (libFuzzer, ASan,
 # UBSan) for the fuzz smoke (scripts/fuzz.sh); python3-onnx (with numpy) writes the test models and
-# libonnx-testdata holds ONNX's own converted PyTorch cases with their reference outputs.
+# libonnx-testdata holds ONNX's own converted PyTorch cases with their reference outputs;
+# python3-venv: scripts/test.sh installs onnxruntime (PyPI) into a virtual environment.
 [ "${TUNED_TEST_PACKAGES:-0}" = "0" ] ||
   packages+=(slurmctld slurmd slurm-client munge python3-yaml systemd iproute2
              chromium tmux python3-prometheus-client fonts-dejavu-core clang libclang-rt-14-dev
-             python3-onnx libonnx-testdata)
+             python3-onnx libonnx-testdata python3-venv)
 # Baselines the benchmarks compare against; optional for the build.
 [ "${TUNED_BASELINES:-1}" = "0" ] || packages+=(libopenblas-dev libdnnl-dev)
 

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""A model through tuned's compiled kernels against onnxruntime's CPU provider, on the same inputs.
+
+    compare_onnxruntime.py --tuned BIN --model M.onnx --work DIR [--db DB] [--trials N]
+                           [--venv DIR] [--tolerance T] [--repeat R]
+
+With --trials, the model is first tuned with that budget (`tuned tune --model`, embedded, into
+--db); then `tuned compile --model` builds its library from the log (default schedules where it
+has no record), `tuned run-model --save` runs it on seeded random inputs, and onnxruntime runs
+the model file on the same inputs. Every output must match within the float32 tolerance of
+tuned's verification: |tuned - ort| <= T * max(1, |ort|). Prints both latencies (median of
+--repeat runs each, each runtime in its own process, one thread pool each).
+
+onnxruntime comes from PyPI (`scripts/test.sh` installs it into build/ort-venv): when this
+interpreter lacks it, the script runs itself again with --venv's Python, and without that it
+exits 77, which CTest reports as a skip.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+SKIP = 77
+
+
+def ensure_onnxruntime(venv):
+    try:
+        import onnxruntime  # noqa: F401
+        return
+    except ImportError:
+        pass
+    python = os.path.join(venv, "bin", "python") if venv else ""
+    if python and os.path.exists(python) and os.path.realpath(sys.prefix) != os.path.realpath(venv):
+        os.execv(python, [python] + sys.argv)
+    print(f"onnxruntime is not installed (looked in this Python and in '{venv}'); skipping", file=sys.stderr)
+    sys.exit(SKIP)
+
+
+def tuned(binary, *args):
+    result = subprocess.run([binary, *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"tuned {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
+    return result.stdout
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--tuned", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--db")
+    p.add_argument("--trials", type=int, default=0)
+    p.add_argument("--round-trials", type=int, default=1)
+    p.add_argument("--venv", default="")
+    p.add_argument("--tolerance", type=float, default=1e-4)
+    p.add_argument("--repeat", type=int, default=1)
+    a = p.parse_args()
+    ensure_onnxruntime(a.venv)
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+
+    # A fresh work folder each time: its log starts empty unless --db names one.
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    db = a.db or os.path.join(a.work, "tuned.db")
+    if not a.trials and not os.path.exists(db):
+        sys.exit("nothing to compile from: give --trials, or --db with records")
+    name = os.path.splitext(os.path.basename(a.model))[0]
+    if a.trials:
+        tuned(a.tuned, "tune", "--model", a.model, "--db", db, "--trials", str(a.trials),
+              "--round-trials", str(a.round_trials), "--json")
+    library = os.path.join(a.work, name + ".so")
+    compiled = json.loads(tuned(a.tuned, "compile", "--model", a.model, "--db", db, "-o", library, "--json"))
+    io = os.path.join(a.work, "io")
+    run = json.loads(tuned(a.tuned, "run-model", "--model", a.model, "--library", library, "--save", io,
+                           "--repeat", str(a.repeat), "--json"))
+
+    model = onnx.load(a.model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count()
+    session = ort.InferenceSession(a.model, options, providers=["CPUExecutionProvider"])
+    feeds = {}
+    for i in session.get_inputs():
+        feeds[i.name] = np.fromfile(os.path.join(io, i.name.replace("/", "_") + ".bin"), np.float32).reshape(i.shape)
+    outputs = session.run(None, feeds)
+    times = []
+    for _ in range(a.repeat):
+        start = time.perf_counter()
+        session.run(None, feeds)
+        times.append(time.perf_counter() - start)
+    worst = 0.0
+    for o, expected in zip(session.get_outputs(), outputs):
+        got = np.fromfile(os.path.join(io, o.name.replace("/", "_") + ".bin"), np.float32).reshape(expected.shape)
+        error = float(np.max(np.abs(got.astype(np.float64) - expected) / np.maximum(1.0, np.abs(expected))))
+        worst = max(worst, error)
+    report = {"model": a.model, "max_relative_error": worst, "tolerance": a.tolerance,
+              "tasks_from_log": compiled["from_record"], "tasks": compiled["tasks"],
+              "tuned_median_seconds": run["median_seconds"], "tuned_kernel_median_seconds": run["kernel_median_seconds"],
+              "onnxruntime_median_seconds": sorted(times)[len(times) // 2], "onnxruntime": ort.__version__,
+              "opset": model.opset_import[0].version}
+    if "estimated_seconds" in run:
+        report["tuned_estimated_seconds"] = run["estimated_seconds"]
+    print(json.dumps(report, indent=2))
+    if not worst <= a.tolerance:
+        sys.exit(f"{a.model}: tuned's outputs differ from onnxruntime's by {worst:.3g} (tolerance {a.tolerance:g})")
+
+
+if __name__ == "__main__":
+    main()

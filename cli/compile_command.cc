@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -60,21 +61,26 @@ Status RunGpuCompile(const CompileOptions& options, const ir::Workload& workload
   return Status::Ok();
 }
 
+// The --target when it names a GPU target.
+std::optional<target::Target> GpuTarget(const CompileOptions& options) {
+  if (options.target.empty()) return std::nullopt;
+  StatusOr<target::Target> target = target::ParseTarget(options.target);
+  if (!target.ok() || target->kind == target::TargetKind::kLlvmCpu) return std::nullopt;
+  return *target;
+}
+
+// The CPU target: --target, or this machine.
+StatusOr<target::Target> CpuTarget(const CompileOptions& options) {
+  return options.target.empty() ? codegen::HostCpuTarget() : codegen::ParseCpuTarget(options.target);
+}
+
 // Every task of a model into one library with a manifest (cli/compile_model.h).
 Status RunCompileModel(const CompileOptions& options) {
   if (!options.workload.spec.empty() || !options.workload.file.empty()) {
     return InvalidArgumentError("--model and --workload name two things to compile; expected one");
   }
-  if (StatusOr<target::Target> gpu = target::ParseTarget(options.target);
-      !options.target.empty() && gpu.ok() && gpu->kind != target::TargetKind::kLlvmCpu) {
-    return UnimplementedError("--model with a GPU target: not built yet (CPU targets only)");
-  }
-  target::Target target;
-  if (options.target.empty()) {
-    TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
-  } else {
-    TUNED_ASSIGN_OR_RETURN(target, codegen::ParseCpuTarget(options.target));
-  }
+  if (GpuTarget(options)) return UnimplementedError("--model with a GPU target: not built yet (CPU targets only)");
+  TUNED_ASSIGN_OR_RETURN(target::Target target, CpuTarget(options));
   TUNED_ASSIGN_OR_RETURN(auto source, OpenRecordSource(options));
   CompileModelOptions model;
   model.model = options.model;
@@ -88,16 +94,8 @@ Status RunCompileModel(const CompileOptions& options) {
 Status RunCompile(const CompileOptions& options) {
   if (!options.model.path.empty()) return RunCompileModel(options);
   TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ResolveWorkload(options.workload));
-  if (StatusOr<target::Target> gpu = target::ParseTarget(options.target);
-      !options.target.empty() && gpu.ok() && gpu->kind != target::TargetKind::kLlvmCpu) {
-    return RunGpuCompile(options, workload, *gpu);
-  }
-  target::Target target;
-  if (options.target.empty()) {
-    TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
-  } else {
-    TUNED_ASSIGN_OR_RETURN(target, codegen::ParseCpuTarget(options.target));
-  }
+  if (std::optional<target::Target> gpu = GpuTarget(options)) return RunGpuCompile(options, workload, *gpu);
+  TUNED_ASSIGN_OR_RETURN(target::Target target, CpuTarget(options));
   TUNED_ASSIGN_OR_RETURN(auto source, OpenRecordSource(options));
   reuse::SelectOptions select;
   select.target = target.ToString();

@@ -169,6 +169,67 @@ StatusOr<KernelValue> Conv(const Graph& g, const Node& n, DefinitionWriter& w) {
   return KernelValue{out, [conv, bias](const Index& a) { return "(" + conv.at(a) + " + " + bias + "[" + a[1] + "])"; }, ""};
 }
 
+// ConvTranspose: each output position gathers the input positions whose window reaches it,
+// o = i · stride − pad + r · dilation, so i = (o + pad − r · dilation) / stride where that
+// divides and lands inside the input (a guarded read; nothing else is touched).
+StatusOr<KernelValue> ConvTranspose(const Graph& g, const Node& n, DefinitionWriter& w) {
+  TUNED_RETURN_IF_ERROR(CheckFloat32(g, n, 3));
+  const Tensor& x = g.tensor(n.Input(0));
+  const Tensor& weight = g.tensor(n.Input(1));
+  const Shape& out = g.tensor(n.outputs[0]).shape;
+  if (x.shape.size() < 3 || weight.shape.size() != x.shape.size()) return Unsupported(n, "input rank below 3");
+  size_t k = x.shape.size() - 2;
+  int64_t groups = n.Int("group", 1), C = x.shape[1];
+  if (groups < 1 || C % groups != 0 || weight.shape[0] != C) return Unsupported(n, "group does not divide the channels");
+  int64_t group_in = C / groups, group_out = weight.shape[1];
+  Shape kernel(weight.shape.begin() + 2, weight.shape.end());
+  Shape strides = n.Ints("strides", Shape(k, 1)), dilations = n.Ints("dilations", Shape(k, 1));
+  Shape pads = n.Ints("pads", Shape(2 * k, 0)), output_padding = n.Ints("output_padding", Shape(k, 0));
+  if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k || output_padding.size() != k) {
+    return Unsupported(n, "strides, dilations, pads or output_padding do not match the spatial rank");
+  }
+  std::string auto_pad = n.String("auto_pad", "NOTSET");
+  bool given_shape = n.Find("output_shape") != nullptr;
+  for (size_t i = 0; i < k; ++i) {
+    if (strides[i] < 1 || dilations[i] < 1) return Unsupported(n, "a stride or dilation below 1");
+    if (!given_shape && auto_pad == "NOTSET") continue;
+    // ONNX's rule: the padding that gives the output size, the odd unit at the end (SAME_UPPER)
+    // or at the start.
+    int64_t total = strides[i] * (x.shape[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 - out[2 + i];
+    int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // rounded down, as ONNX's reference does
+    pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+  }
+  std::string data = w.Input(x, "data");
+  std::string filter = w.Input(weight, "weight");
+  Shape reduce;
+  if (group_in > 1) reduce.push_back(group_in);
+  for (size_t i = 0; i < k; ++i) reduce.push_back(kernel[i]);
+  auto body = [&](const Index& a, const Index& r) {
+    size_t next = 0;
+    std::string c = group_in > 1 ? r[next++] : "0";
+    std::string group = groups == 1 ? "" : "(" + a[1] + " / " + std::to_string(group_out) + ")";
+    std::string channel = group.empty() ? c : c == "0" ? Affine(group, group_in) : Affine(group, group_in) + " + " + c;
+    std::string local = groups == 1 ? a[1] : a[1] + " - " + Affine(group, group_out);
+    Index in{a[0], channel}, wt{channel, local};
+    std::vector<std::string> inside;
+    for (size_t i = 0; i < k; ++i, ++next) {
+      std::string reach = Affine(a[2 + i], 1, pads[i]) + " - " + Affine(r[next], dilations[i]);
+      in.push_back(strides[i] == 1 ? reach : "floordiv(" + reach + ", " + std::to_string(strides[i]) + ")");
+      wt.push_back(r[next]);
+      inside.push_back(reach + " >= 0");
+      if (strides[i] > 1) inside.push_back("floormod(" + reach + ", " + std::to_string(strides[i]) + ") == 0");
+      inside.push_back(in.back() + " < " + std::to_string(x.shape[2 + i]));
+    }
+    return "select(" + Conjunction(inside) + ", " + Access(data, in) + " * " + Access(filter, wt) + ", 0.0)";
+  };
+  std::string name = w.FreshName("conv_transpose");
+  KernelValue conv = reduce.empty() ? w.Stage(name, out, [&](const Index& a) { return body(a, {}); })
+                                    : w.Reduction(name, out, "sum", reduce, body);
+  if (n.Input(2).empty()) return conv;
+  std::string bias = w.Input(g.tensor(n.Input(2)), "bias");
+  return KernelValue{out, [conv, bias](const Index& a) { return "(" + conv.at(a) + " + " + bias + "[" + a[1] + "])"; }, ""};
+}
+
 // MatMul with numpy semantics: batch dimensions broadcast, a 1-D operand promoted and dropped.
 StatusOr<KernelValue> MatMul(const Graph& g, const Node& n, DefinitionWriter& w) {
   TUNED_RETURN_IF_ERROR(CheckFloat32(g, n, 2));
@@ -438,6 +499,7 @@ StatusOr<KernelValue> LayerNorm(const Graph& g, const Node& n, DefinitionWriter&
 const std::map<std::string, Emitter>& Emitters() {
   static const std::map<std::string, Emitter> kOps = {
       {"Conv", Conv},
+      {"ConvTranspose", ConvTranspose},
       {"MatMul", MatMul},
       {"Gemm", Gemm},
       {"MaxPool", Pool},

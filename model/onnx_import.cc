@@ -50,6 +50,13 @@ std::vector<double> RawValues(const std::string& raw) {
   return values;
 }
 
+// The values of a tensor stored as raw data of element type T, or in its typed field.
+template <typename T, typename Field>
+std::vector<double> ValuesOf(const TensorProto& proto, const Field& field) {
+  if (proto.has_raw_data()) return RawValues<T>(proto.raw_data());
+  return std::vector<double>(field.begin(), field.end());
+}
+
 // A TensorProto as a constant Tensor. Element types without numbers (strings) keep no values.
 StatusOr<Tensor> ConstantOf(const TensorProto& proto, const std::string& where) {
   if (proto.data_location() == TensorProto::EXTERNAL) {
@@ -62,34 +69,14 @@ StatusOr<Tensor> ConstantOf(const TensorProto& proto, const std::string& where) 
   t.dtype = DtypeName(proto.data_type());
   t.is_constant = true;
   for (int64_t d : proto.dims()) t.shape.push_back(d);
-  const std::string& raw = proto.raw_data();
   switch (proto.data_type()) {
-    case TensorProto::FLOAT:
-      t.values = proto.has_raw_data() ? RawValues<float>(raw)
-                                      : std::vector<double>(proto.float_data().begin(), proto.float_data().end());
-      break;
-    case TensorProto::DOUBLE:
-      t.values = proto.has_raw_data() ? RawValues<double>(raw)
-                                      : std::vector<double>(proto.double_data().begin(), proto.double_data().end());
-      break;
-    case TensorProto::INT64:
-      t.values = proto.has_raw_data() ? RawValues<int64_t>(raw)
-                                      : std::vector<double>(proto.int64_data().begin(), proto.int64_data().end());
-      break;
-    case TensorProto::INT32:
-      t.values = proto.has_raw_data() ? RawValues<int32_t>(raw)
-                                      : std::vector<double>(proto.int32_data().begin(), proto.int32_data().end());
-      break;
-    case TensorProto::INT8:
-      t.values = proto.has_raw_data() ? RawValues<int8_t>(raw)
-                                      : std::vector<double>(proto.int32_data().begin(), proto.int32_data().end());
-      break;
-    case TensorProto::BOOL:
-      t.values = proto.has_raw_data() ? RawValues<uint8_t>(raw)
-                                      : std::vector<double>(proto.int32_data().begin(), proto.int32_data().end());
-      break;
-    default:
-      break;  // no values: nothing tuned computes reads them
+    case TensorProto::FLOAT: t.values = ValuesOf<float>(proto, proto.float_data()); break;
+    case TensorProto::DOUBLE: t.values = ValuesOf<double>(proto, proto.double_data()); break;
+    case TensorProto::INT64: t.values = ValuesOf<int64_t>(proto, proto.int64_data()); break;
+    case TensorProto::INT32: t.values = ValuesOf<int32_t>(proto, proto.int32_data()); break;
+    case TensorProto::INT8: t.values = ValuesOf<int8_t>(proto, proto.int32_data()); break;
+    case TensorProto::BOOL: t.values = ValuesOf<uint8_t>(proto, proto.int32_data()); break;
+    default: break;  // no values: nothing tuned computes reads them
   }
   if (!t.values.empty() && int64_t(t.values.size()) != t.elements()) {
     return InvalidArgumentError(where + ": tensor '" + t.name + "' has " +

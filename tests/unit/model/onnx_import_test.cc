@@ -1,5 +1,6 @@
-// The importer's errors (one line naming what is wrong) and ONNX's own converted PyTorch cases
-// (Debian's libonnx-testdata) run through the model's kernels against their shipped outputs.
+// The importer's errors (one line naming what is wrong) and ONNX's own test cases (Debian's
+// libonnx-testdata: converted PyTorch modules, and ConvTranspose's node cases) run through the
+// model's kernels against their shipped outputs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -75,7 +76,7 @@ TEST(OnnxImport, MissingAndBrokenFilesAreOneLineErrors) {
   ExpectOneLineError(ImportOnnx(garbage.string()).status(), "not an ONNX model");
 }
 
-// ---- ONNX's converted PyTorch cases ----
+// ---- ONNX's test data: converted PyTorch cases and node cases ----
 
 struct TestCase {
   Graph graph;
@@ -106,10 +107,10 @@ TestCase LoadCase(const fs::path& dir) {
   return c;
 }
 
-class PytorchConverted : public ::testing::TestWithParam<const char*> {};
+class OnnxTestData : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(PytorchConverted, KernelsGiveTheShippedOutputs) {
-  fs::path dir = fs::path(TUNED_ONNX_TESTDATA) / "pytorch-converted" / GetParam();
+TEST_P(OnnxTestData, KernelsGiveTheShippedOutputs) {
+  fs::path dir = fs::path(TUNED_ONNX_TESTDATA) / GetParam();
   if (!fs::exists(dir)) GTEST_SKIP() << dir << " is missing (Debian's libonnx-testdata)";
   TestCase c = LoadCase(dir);
   ASSERT_FALSE(HasFailure());
@@ -123,28 +124,60 @@ TEST_P(PytorchConverted, KernelsGiveTheShippedOutputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Cases, PytorchConverted,
-    ::testing::Values("test_Conv1d", "test_Conv1d_dilated", "test_Conv1d_groups", "test_Conv1d_pad1",
-                      "test_Conv1d_pad1size1", "test_Conv1d_pad2", "test_Conv1d_pad2size1", "test_Conv1d_stride",
-                      "test_Conv2d", "test_Conv2d_depthwise", "test_Conv2d_depthwise_padded",
-                      "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
-                      "test_Conv2d_dilated", "test_Conv2d_groups", "test_Conv2d_groups_thnn", "test_Conv2d_no_bias",
-                      "test_Conv2d_padding", "test_Conv2d_strided", "test_Conv3d", "test_Conv3d_dilated",
-                      "test_Conv3d_dilated_strided", "test_Conv3d_groups", "test_Conv3d_no_bias", "test_Conv3d_stride",
-                      "test_Conv3d_stride_padding", "test_Linear", "test_Linear_no_bias", "test_AvgPool1d",
-                      "test_AvgPool1d_stride", "test_AvgPool2d", "test_AvgPool2d_stride", "test_AvgPool3d",
-                      "test_AvgPool3d_stride", "test_AvgPool3d_stride1_pad0_gpu_input", "test_MaxPool1d",
-                      "test_MaxPool1d_stride", "test_MaxPool1d_stride_padding_dilation", "test_MaxPool2d",
-                      "test_MaxPool2d_stride_padding_dilation", "test_MaxPool3d", "test_MaxPool3d_stride",
-                      "test_MaxPool3d_stride_padding", "test_BatchNorm1d_3d_input_eval", "test_BatchNorm2d_eval",
-                      "test_BatchNorm2d_momentum_eval", "test_BatchNorm3d_eval", "test_BatchNorm3d_momentum_eval",
-                      "test_ReLU", "test_Sigmoid", "test_Tanh", "test_ELU", "test_LeakyReLU",
-                      "test_LeakyReLU_with_negval", "test_PReLU_1d", "test_PReLU_1d_multiparam", "test_PReLU_2d",
-                      "test_PReLU_2d_multiparam", "test_PReLU_3d", "test_PReLU_3d_multiparam", "test_SELU",
-                      "test_Softsign", "test_Softplus", "test_Softmax", "test_LogSoftmax",
-                      "test_log_softmax_dim3", "test_log_softmax_lastdim", "test_softmax_functional_dim3",
-                      "test_softmax_lastdim", "test_Softmin"),
-    [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param).substr(5); });
+    Cases, OnnxTestData,
+    ::testing::Values("pytorch-converted/test_Conv1d", "pytorch-converted/test_Conv1d_dilated",
+                      "pytorch-converted/test_Conv1d_groups", "pytorch-converted/test_Conv1d_pad1",
+                      "pytorch-converted/test_Conv1d_pad1size1", "pytorch-converted/test_Conv1d_pad2",
+                      "pytorch-converted/test_Conv1d_pad2size1", "pytorch-converted/test_Conv1d_stride",
+                      "pytorch-converted/test_Conv2d", "pytorch-converted/test_Conv2d_depthwise",
+                      "pytorch-converted/test_Conv2d_depthwise_padded",
+                      "pytorch-converted/test_Conv2d_depthwise_strided",
+                      "pytorch-converted/test_Conv2d_depthwise_with_multiplier",
+                      "pytorch-converted/test_Conv2d_dilated", "pytorch-converted/test_Conv2d_groups",
+                      "pytorch-converted/test_Conv2d_groups_thnn", "pytorch-converted/test_Conv2d_no_bias",
+                      "pytorch-converted/test_Conv2d_padding", "pytorch-converted/test_Conv2d_strided",
+                      "pytorch-converted/test_Conv3d", "pytorch-converted/test_Conv3d_dilated",
+                      "pytorch-converted/test_Conv3d_dilated_strided",
+                      "pytorch-converted/test_Conv3d_groups", "pytorch-converted/test_Conv3d_no_bias",
+                      "pytorch-converted/test_Conv3d_stride", "pytorch-converted/test_Conv3d_stride_padding",
+                      "pytorch-converted/test_ConvTranspose2d", "pytorch-converted/test_ConvTranspose2d_no_bias",
+                      "pytorch-converted/test_Linear", "pytorch-converted/test_Linear_no_bias",
+                      "pytorch-converted/test_AvgPool1d", "pytorch-converted/test_AvgPool1d_stride",
+                      "pytorch-converted/test_AvgPool2d", "pytorch-converted/test_AvgPool2d_stride",
+                      "pytorch-converted/test_AvgPool3d", "pytorch-converted/test_AvgPool3d_stride",
+                      "pytorch-converted/test_AvgPool3d_stride1_pad0_gpu_input",
+                      "pytorch-converted/test_MaxPool1d", "pytorch-converted/test_MaxPool1d_stride",
+                      "pytorch-converted/test_MaxPool1d_stride_padding_dilation",
+                      "pytorch-converted/test_MaxPool2d",
+                      "pytorch-converted/test_MaxPool2d_stride_padding_dilation",
+                      "pytorch-converted/test_MaxPool3d", "pytorch-converted/test_MaxPool3d_stride",
+                      "pytorch-converted/test_MaxPool3d_stride_padding",
+                      "pytorch-converted/test_BatchNorm1d_3d_input_eval",
+                      "pytorch-converted/test_BatchNorm2d_eval",
+                      "pytorch-converted/test_BatchNorm2d_momentum_eval",
+                      "pytorch-converted/test_BatchNorm3d_eval",
+                      "pytorch-converted/test_BatchNorm3d_momentum_eval", "pytorch-converted/test_ReLU",
+                      "pytorch-converted/test_Sigmoid", "pytorch-converted/test_Tanh",
+                      "pytorch-converted/test_ELU", "pytorch-converted/test_LeakyReLU",
+                      "pytorch-converted/test_LeakyReLU_with_negval", "pytorch-converted/test_PReLU_1d",
+                      "pytorch-converted/test_PReLU_1d_multiparam", "pytorch-converted/test_PReLU_2d",
+                      "pytorch-converted/test_PReLU_2d_multiparam", "pytorch-converted/test_PReLU_3d",
+                      "pytorch-converted/test_PReLU_3d_multiparam", "pytorch-converted/test_SELU",
+                      "pytorch-converted/test_Softsign", "pytorch-converted/test_Softplus",
+                      "pytorch-converted/test_Softmax", "pytorch-converted/test_LogSoftmax",
+                      "pytorch-converted/test_log_softmax_dim3",
+                      "pytorch-converted/test_log_softmax_lastdim",
+                      "pytorch-converted/test_softmax_functional_dim3",
+                      "pytorch-converted/test_softmax_lastdim", "pytorch-converted/test_Softmin",
+                      "node/test_convtranspose", "node/test_convtranspose_1d", "node/test_convtranspose_3d",
+                      "node/test_convtranspose_autopad_same", "node/test_convtranspose_dilations",
+                      "node/test_convtranspose_kernel_shape", "node/test_convtranspose_output_shape",
+                      "node/test_convtranspose_pad", "node/test_convtranspose_pads"),
+    [](const ::testing::TestParamInfo<const char*>& info) {
+      std::string name = info.param;
+      name = name.substr(name.find("/test_") + 6);
+      return (std::string(info.param).rfind("node/", 0) == 0 ? "node_" : "") + name;
+    });
 
 }  // namespace
 }  // namespace tuned::model

@@ -12,6 +12,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "model/fold_batch_norm.h"
+#include "model/fold_constants.h"
 
 namespace tuned::model {
 namespace {
@@ -282,6 +283,7 @@ StatusOr<Graph> ImportOnnx(const std::string& path, const ImportOptions& options
     graph.nodes.push_back(std::move(node));
   }
   FoldBatchNormalization(graph);
+  FoldConstants(graph);
   return graph;
 }
 

@@ -7,7 +7,7 @@
 /// input shapes are set. Every error is one line naming the file and what is wrong: a tensor
 /// whose shape stays unknown, an input dimension left open, weights stored outside the file.
 /// Inference-mode BatchNormalization with constant statistics comes back folded
-/// (fold_batch_norm.h).
+/// (fold_batch_norm.h), and nodes that read only constants evaluated (fold_constants.h).
 
 #include <cstdint>
 #include <string>

@@ -9,6 +9,7 @@ bert.onnx         a 2-layer BERT-base encoder (hidden 768, 12 heads, FFN 3072, G
                   input 1x128x768 (sequence 128)
 dynamic.onnx      relu(x @ w) with x of shape Nx8, N left open (`--input-shape x=...` sets it)
 tiny_cnn.onnx     a residual CNN small enough to tune whole in the test suite, input 1x3x16x16
+constants.onnx    x + sqrt(c) / 2 with c a constant: the constant chain is folded at import
 
 Node order follows each model's forward pass, as an exporter writes it. Weights are seeded, so
 the files are the same on every run.
@@ -158,10 +159,18 @@ def tiny_cnn():
     return b.model("tiny_cnn", [("input", [1, 3, 16, 16])], head(b, x, 8, 10), [1, 10])
 
 
+def constants():
+    b = Builder(4)
+    c = b.node("Div", [b.node("Sqrt", [b.const("c", np.array([1, 4, 9, 16], np.float32))]),
+                       b.const("two", np.array(2, np.float32))])
+    return b.model("constants", [("x", [2, 4])], b.node("Add", ["x", c]), [2, 4])
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, make in (("resnet18", resnet18), ("mobilenetv2", mobilenetv2), ("bert", bert), ("dynamic", dynamic), ("tiny_cnn", tiny_cnn)):
+    for name, make in (("resnet18", resnet18), ("mobilenetv2", mobilenetv2), ("bert", bert), ("dynamic", dynamic), ("tiny_cnn", tiny_cnn),
+                       ("constants", constants)):
         onnx.save(make(), os.path.join(out, name + ".onnx"))
 
 

@@ -69,6 +69,23 @@ TEST(OnnxImport, BadInputShapesAreOneLineErrors) {
   EXPECT_EQ(ok->second, (std::vector<int64_t>{1, 3, 224, 224}));
 }
 
+TEST(OnnxImport, NodesOfConstantsAreEvaluatedAtImport) {
+  SKIP_WITHOUT_TEST_MODELS();
+  StatusOr<Graph> graph = ImportOnnx(TestModel("constants.onnx"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  ASSERT_EQ(graph->nodes.size(), 1u);  // Sqrt and Div of constants are gone
+  EXPECT_EQ(graph->nodes[0].op, "Add");
+  const Tensor& folded = graph->tensor(graph->nodes[0].inputs[1]);
+  EXPECT_TRUE(folded.is_constant);
+  EXPECT_EQ(folded.values, (std::vector<double>{0.5, 1, 1.5, 2}));
+  EXPECT_NE(folded.derived_from.find("of constants"), std::string::npos) << folded.derived_from;
+  StatusOr<ModelTasks> tasks = ExtractTasks(*graph);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().message();
+  StatusOr<TensorValues> out = RunModel(*graph, *tasks, {{"x", {1, 1, 1, 1, 0, 0, 0, 0}}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->at(graph->outputs[0]), (std::vector<double>{1.5, 2, 2.5, 3, 0.5, 1, 1.5, 2}));
+}
+
 TEST(OnnxImport, MissingAndBrokenFilesAreOneLineErrors) {
   EXPECT_EQ(ImportOnnx("/nonexistent/model.onnx").status().code(), StatusCode::kNotFound);
   fs::path garbage = fs::path(::testing::TempDir()) / "garbage.onnx";

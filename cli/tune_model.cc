@@ -32,40 +32,42 @@ void ResumeFromLog(const std::function<rpc::Connection()>& connect, const model:
   }
 }
 
-void PrintTable(const model::ModelTasks& tasks, const TaskScheduler& s, uint32_t trials_spent, int rounds,
-                double elapsed_s, const std::string& where, bool json) {
+void PrintJson(const model::ModelTasks& tasks, const TaskScheduler& s, uint32_t trials_spent, int rounds,
+               double elapsed_s, const std::string& where) {
   double estimate = s.EstimatedLatency();
-  if (json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (size_t i = 0; i < tasks.tasks.size(); ++i) {
-      const model::Task& t = tasks.tasks[i];
-      double best = s.best(int(i));
-      nlohmann::json row = {{"key", t.workload->key()}, {"ops", t.ops}, {"shape", t.shape},
-                            {"weight", t.weight}, {"trials", s.trials(int(i))}, {"flops", t.workload->flops()}};
-      row["best_seconds"] = std::isfinite(best) ? nlohmann::json(best) : nlohmann::json(nullptr);
-      if (std::isfinite(best) && std::isfinite(estimate)) row["share"] = t.weight * best / estimate;
-      rows.push_back(std::move(row));
-    }
-    nlohmann::json out = {{"tasks", rows}, {"trials", trials_spent}, {"rounds", rounds},
-                          {"elapsed_seconds", elapsed_s}, {"where", where}};
-    out["estimated_latency_seconds"] = std::isfinite(estimate) ? nlohmann::json(estimate) : nlohmann::json(nullptr);
-    std::printf("%s\n", out.dump(2).c_str());
-    return;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < tasks.tasks.size(); ++i) {
+    const model::Task& t = tasks.tasks[i];
+    double best = s.best(int(i));
+    nlohmann::json row = {{"key", t.workload->key()}, {"ops", t.ops}, {"shape", t.shape},
+                          {"weight", t.weight}, {"trials", s.trials(int(i))}, {"flops", t.workload->flops()}};
+    row["best_seconds"] = std::isfinite(best) ? nlohmann::json(best) : nlohmann::json(nullptr);
+    if (std::isfinite(best) && std::isfinite(estimate)) row["share"] = t.weight * best / estimate;
+    rows.push_back(std::move(row));
   }
-  std::printf("%4s %6s %6s %10s %9s %7s  %-40s %s\n", "task", "weight", "trials", "best", "GFLOP/s", "share",
-              "ops", "output");
+  nlohmann::json out = {{"tasks", rows}, {"trials", trials_spent}, {"rounds", rounds},
+                        {"elapsed_seconds", elapsed_s}, {"where", where}};
+  out["estimated_latency_seconds"] = std::isfinite(estimate) ? nlohmann::json(estimate) : nlohmann::json(nullptr);
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+// The task table: each task's weight, trials (the scheduler's split), best, share of the
+// estimate; then the estimate. Returns the number of lines written.
+int PrintTable(std::FILE* out, const model::ModelTasks& tasks, const TaskScheduler& s, const char* line_end) {
+  double estimate = s.EstimatedLatency();
+  std::fprintf(out, "%4s %6s %6s %10s %9s %7s  %-40s %s%s", "task", "weight", "trials", "best", "GFLOP/s", "share",
+               "ops", "output", line_end);
   for (size_t i = 0; i < tasks.tasks.size(); ++i) {
     const model::Task& t = tasks.tasks[i];
     double best = s.best(int(i));
     double gflops = std::isfinite(best) && best > 0 ? t.workload->flops() / best / 1e9 : 0;
     double share = std::isfinite(best) && std::isfinite(estimate) ? 100 * t.weight * best / estimate : 0;
-    std::printf("%4zu %6d %6d %10s %9.1f %6.1f%%  %-40s %s\n", i + 1, t.weight, s.trials(int(i)),
-                Latency(best).c_str(), gflops, share, t.ops.c_str(), t.shape.c_str());
+    std::fprintf(out, "%4zu %6d %6d %10s %9.1f %6.1f%%  %-40s %s%s", i + 1, t.weight, s.trials(int(i)),
+                 Latency(best).c_str(), gflops, share, t.ops.c_str(), t.shape.c_str(), line_end);
   }
-  std::printf("model     %s estimated (Σ weight × best over %zu tasks)\n", Latency(estimate).c_str(),
-              tasks.tasks.size());
-  std::printf("trials    %u in %d rounds, %.1f s\n", trials_spent, rounds, elapsed_s);
-  std::printf("log       %s\n", where.c_str());
+  std::fprintf(out, "model     %s estimated (Σ weight × best over %zu tasks)%s", Latency(estimate).c_str(),
+               tasks.tasks.size(), line_end);
+  return int(tasks.tasks.size()) + 2;
 }
 
 }  // namespace
@@ -88,6 +90,9 @@ Status TuneModel(const std::function<rpc::Connection()>& connect, const v1::Task
   const auto start = std::chrono::steady_clock::now();
   uint32_t spent = 0;
   int rounds = 0;
+  // On a terminal the task table is redrawn after every round; elsewhere a line per round.
+  const bool live = !options.json && ChooseProgressMode(false, stderr) == ProgressMode::kTerminal;
+  int table_lines = 0;
   while (spent < options.trials) {
     int i = scheduler.Next();
     if (i < 0) break;  // every task dead: nothing left to tune
@@ -104,7 +109,12 @@ Status TuneModel(const std::function<rpc::Connection()>& connect, const v1::Task
     scheduler.Report(i, int(status.trials_done()), best, exhausted);
     spent += std::max<uint32_t>(status.trials_done(), 1);
     ++rounds;
-    if (!options.json) {
+    if (live) {
+      // The table again in place: up over the last one, each line cleared.
+      if (table_lines > 0) std::fprintf(stderr, "\033[%dA", table_lines + 1);
+      std::fprintf(stderr, "\033[Kround %d: task %zu, %u/%u trials\n", rounds, size_t(i) + 1, spent, options.trials);
+      table_lines = PrintTable(stderr, tasks, scheduler, "\033[K\n");
+    } else if (!options.json) {
       std::fprintf(stderr, "round %3d  task %zu (%s %s, weight %d): best %s after %d trials%s; model %s; %u/%u trials\n",
                    rounds, size_t(i) + 1, task.ops.c_str(), task.shape.c_str(), task.weight, Latency(best).c_str(),
                    scheduler.trials(i), status.error().empty() ? "" : (" (" + status.error() + ")").c_str(),
@@ -112,7 +122,13 @@ Status TuneModel(const std::function<rpc::Connection()>& connect, const v1::Task
     }
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  PrintTable(tasks, scheduler, spent, rounds, elapsed, where, options.json);
+  if (options.json) {
+    PrintJson(tasks, scheduler, spent, rounds, elapsed, where);
+    return Status::Ok();
+  }
+  PrintTable(stdout, tasks, scheduler, "\n");
+  std::printf("trials    %u in %d rounds, %.1f s\n", spent, rounds, elapsed);
+  std::printf("log       %s\n", where.c_str());
   return Status::Ok();
 }
 

@@ -5,8 +5,9 @@
 /// `tuned tune --model`: every task of a model tuned from one trial budget, in rounds. Each
 /// round is an ordinary tuning task of one model task (its workload key) on the server or the
 /// embedded stack; the task scheduler (model/task_scheduler.h) picks which. Tasks the log
-/// already has records of start from their best. A line per round on stderr (the model's
-/// estimated latency so far); the task table at the end.
+/// already has records of start from their best. On a terminal the task table (each task's best,
+/// trials and share of the model's estimated latency) is redrawn on stderr after every round,
+/// elsewhere a line per round; the table again on stdout at the end.
 
 #include <functional>
 #include <string>

@@ -107,6 +107,19 @@ bool WindowLeaves(const Window& w, size_t i, int64_t in, int64_t out) {
   return w.pad_begin[i] > 0 || (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] - w.pad_begin[i] >= in;
 }
 
+// The convolutions' last stage: the sum of `body` over `reduce` (a plain stage when there is
+// nothing to reduce), plus the optional bias (input 2) per output channel.
+StatusOr<KernelValue> SumWithBias(const Graph& g, const Node& n, DefinitionWriter& w, const std::string& stage,
+                                  const Shape& out, const Shape& reduce,
+                                  const std::function<std::string(const Index&, const Index&)>& body) {
+  std::string name = w.FreshName(stage);
+  KernelValue sum = reduce.empty() ? w.Stage(name, out, [&](const Index& a) { return body(a, {}); })
+                                   : w.Reduction(name, out, "sum", reduce, body);
+  if (n.Input(2).empty()) return sum;
+  std::string bias = w.Input(g.tensor(n.Input(2)), "bias");
+  return KernelValue{out, [sum, bias](const Index& a) { return "(" + sum.at(a) + " + " + bias + "[" + a[1] + "])"; }, ""};
+}
+
 // Conv: an optional zero-padded copy (its own stage, as the library's convolutions), then the
 // reduction over input channels of the group and the window; bias added per output channel.
 StatusOr<KernelValue> Conv(const Graph& g, const Node& n, DefinitionWriter& w) {
@@ -161,12 +174,7 @@ StatusOr<KernelValue> Conv(const Graph& g, const Node& n, DefinitionWriter& w) {
     }
     return Access(source, in) + " * " + Access(filter, wt);
   };
-  std::string name = w.FreshName("conv");
-  KernelValue conv = reduce.empty() ? w.Stage(name, out, [&](const Index& a) { return body(a, {}); })
-                                    : w.Reduction(name, out, "sum", reduce, body);
-  if (n.Input(2).empty()) return conv;
-  std::string bias = w.Input(g.tensor(n.Input(2)), "bias");
-  return KernelValue{out, [conv, bias](const Index& a) { return "(" + conv.at(a) + " + " + bias + "[" + a[1] + "])"; }, ""};
+  return SumWithBias(g, n, w, "conv", out, reduce, body);
 }
 
 // ConvTranspose: each output position gathers the input positions whose window reaches it,
@@ -222,12 +230,7 @@ StatusOr<KernelValue> ConvTranspose(const Graph& g, const Node& n, DefinitionWri
     }
     return "select(" + Conjunction(inside) + ", " + Access(data, in) + " * " + Access(filter, wt) + ", 0.0)";
   };
-  std::string name = w.FreshName("conv_transpose");
-  KernelValue conv = reduce.empty() ? w.Stage(name, out, [&](const Index& a) { return body(a, {}); })
-                                    : w.Reduction(name, out, "sum", reduce, body);
-  if (n.Input(2).empty()) return conv;
-  std::string bias = w.Input(g.tensor(n.Input(2)), "bias");
-  return KernelValue{out, [conv, bias](const Index& a) { return "(" + conv.at(a) + " + " + bias + "[" + a[1] + "])"; }, ""};
+  return SumWithBias(g, n, w, "conv_transpose", out, reduce, body);
 }
 
 // MatMul with numpy semantics: batch dimensions broadcast, a 1-D operand promoted and dropped.

@@ -91,19 +91,24 @@ Status RunRunModel(const RunModelFlags& flags) {
     estimated += f.value("weight", 0) * f.value("median_seconds", 0.0);
   }
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<model::CompiledKernels> kernels,
-                         model::CompiledKernels::Open(flags.library, loaded.graph, loaded.tasks, packed));
+                         model::CompiledKernels::Open(flags.library, loaded.tasks, packed));
   TUNED_ASSIGN_OR_RETURN(model::TensorValues inputs, Inputs(flags, loaded.graph));
 
-  // The first run gives the outputs; every run is timed, the median reported.
+  // Every tensor is float32 from here to the outputs, as an inference engine would hold it. The
+  // first run gives the outputs; every run is timed, the median reported.
+  const model::Float32Tensors constants = model::ConstantsOf<model::Float32Values>(loaded.graph);
+  const model::Float32Tensors inputs32 = model::Converted<model::Float32Values>(inputs);
+  const model::KernelExecutorOf<model::Float32Values> executor = kernels->executor();
   std::vector<double> totals, inside;
   model::TensorValues outputs;
   for (uint32_t r = 0; r < flags.repeat; ++r) {
     kernels->reset_kernel_seconds();
     const auto start = std::chrono::steady_clock::now();
-    TUNED_ASSIGN_OR_RETURN(model::TensorValues out, model::RunModel(loaded.graph, loaded.tasks, inputs, kernels->executor()));
+    TUNED_ASSIGN_OR_RETURN(model::Float32Tensors out,
+                           model::RunModel(loaded.graph, loaded.tasks, constants, inputs32, executor));
     totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     inside.push_back(kernels->kernel_seconds());
-    if (r == 0) outputs = std::move(out);
+    if (r == 0) outputs = model::Converted<std::vector<double>>(out);
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());

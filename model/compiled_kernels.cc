@@ -3,30 +3,12 @@
 #include <dlfcn.h>
 
 #include <chrono>
-#include <cstdlib>
 
 namespace tuned::model {
 
-// float32 values aligned to 64 bytes, as generated kernels assume.
-struct CompiledKernels::Buffer {
-  explicit Buffer(size_t n) : size(n), data(static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64))) {}
-  ~Buffer() { std::free(data); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  static std::shared_ptr<Buffer> Of(const std::vector<double>& values) {
-    auto b = std::make_shared<Buffer>(values.size());
-    for (size_t i = 0; i < values.size(); ++i) b->data[i] = float(values[i]);
-    return b;
-  }
-  size_t size;
-  float* data;
-};
-
 StatusOr<std::unique_ptr<CompiledKernels>> CompiledKernels::Open(
-    const std::string& library_path, const Graph& graph, const ModelTasks& tasks,
-    const std::map<std::string, std::string>& packed_symbols) {
+    const std::string& library_path, const ModelTasks& tasks, const std::map<std::string, std::string>& packed_symbols) {
   std::unique_ptr<CompiledKernels> kernels(new CompiledKernels());
-  kernels->graph_ = &graph;
   kernels->handle_ = dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (kernels->handle_ == nullptr) return NotFoundError("library '" + library_path + "': " + dlerror());
   for (const Task& task : tasks.tasks) {
@@ -49,33 +31,23 @@ CompiledKernels::~CompiledKernels() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-KernelExecutor CompiledKernels::executor() {
-  return [this](const KernelDefinition& kernel, const std::vector<const std::vector<double>*>& inputs) {
+KernelExecutorOf<Float32Values> CompiledKernels::executor() {
+  return [this](const KernelDefinition& kernel, const std::vector<const Float32Values*>& inputs) {
     return Run(kernel, inputs);
   };
 }
 
-StatusOr<std::vector<double>> CompiledKernels::Run(const KernelDefinition& kernel,
-                                                   const std::vector<const std::vector<double>*>& inputs) {
-  std::vector<std::shared_ptr<Buffer>> buffers;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string& name = kernel.input_tensors[i];
-    if (!graph_->IsConstant(name)) {
-      buffers.push_back(Buffer::Of(*inputs[i]));
-      continue;
-    }
-    std::shared_ptr<Buffer>& cached = constants_[name];
-    if (!cached) cached = Buffer::Of(*inputs[i]);
-    buffers.push_back(cached);
-  }
-  auto output = std::make_shared<Buffer>(size_t(kernel.workload->output_stage().output->num_elements()));
+StatusOr<Float32Values> CompiledKernels::Run(const KernelDefinition& kernel,
+                                            const std::vector<const Float32Values*>& inputs) {
+  Float32Values output(size_t(kernel.workload->output_stage().output->num_elements()));
   std::vector<void*> args;
-  for (const auto& b : buffers) args.push_back(b->data);
-  args.push_back(output->data);
+  // The entry point takes void* const*; kernels never write their inputs.
+  for (const Float32Values* in : inputs) args.push_back(const_cast<float*>(in->data()));
+  args.push_back(output.data());
   const auto start = std::chrono::steady_clock::now();
   packed_.at(kernel.workload->key())(args.data());
   kernel_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return std::vector<double>(output->data, output->data + output->size);
+  return output;
 }
 
 }  // namespace tuned::model

@@ -2,11 +2,15 @@
 #define TUNED_MODEL_MODEL_RUNNER_H_
 
 /// \file
-/// Runs a whole model the way its tasks split it: each fused kernel through a KernelExecutor
+/// Runs a whole model the way its tasks split it: each fused kernel through a kernel executor
 /// (the float64 reference evaluator of its workload by default; compiled kernels where a caller
-/// has them), every node outside the kernels through plain reference code. A test and
-/// benchmark tool, not an inference engine: it checks that the kernels tuned computes are the
-/// model, against outputs from elsewhere (ONNX's test data, onnxruntime).
+/// has them), every node outside the kernels through plain code. A test and benchmark tool, not
+/// an inference engine: it checks that the kernels tuned computes are the model, against outputs
+/// from elsewhere (ONNX's test data, onnxruntime), and times them end to end.
+///
+/// The run is generic in how a tensor's values are held: float64 vectors for the reference, and
+/// 64-byte aligned float32 vectors for compiled kernels, which then take every tensor as it is,
+/// with no conversion between kernels.
 
 #include <functional>
 #include <map>
@@ -14,28 +18,46 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/runtime/aligned_buffer.h"
 #include "model/graph.h"
 #include "model/tasks.h"
 
 namespace tuned::model {
 
 /// Tensor values by model tensor name, row-major.
-using TensorValues = std::map<std::string, std::vector<double>>;
+template <typename Values>
+using TensorMap = std::map<std::string, Values>;
+using TensorValues = TensorMap<std::vector<double>>;
+/// float32 values as generated kernels take them.
+using Float32Values = std::vector<float, runtime::AlignedAllocator<float>>;
+using Float32Tensors = TensorMap<Float32Values>;
 
 /// Computes a kernel's output from its inputs (in KernelDefinition::input_tensors order).
-using KernelExecutor = std::function<StatusOr<std::vector<double>>(
-    const KernelDefinition& kernel, const std::vector<const std::vector<double>*>& inputs)>;
+template <typename Values>
+using KernelExecutorOf =
+    std::function<StatusOr<Values>(const KernelDefinition& kernel, const std::vector<const Values*>& inputs)>;
+using KernelExecutor = KernelExecutorOf<std::vector<double>>;
 
 /// The float64 evaluator of the kernel's workload (ir::EvaluateReference).
 KernelExecutor ReferenceExecutor();
 
-/// Runs the model on `inputs` (one entry per graph input); returns the graph's outputs.
+/// The graph's constants (with values) held as `Values`: made once, shared by every run.
+template <typename Values>
+TensorMap<Values> ConstantsOf(const Graph& graph);
+
+/// `values` held as `To` (float64 ↔ float32).
+template <typename To, typename From>
+TensorMap<To> Converted(const TensorMap<From>& values);
+
+/// Runs the model on `inputs` (one entry per graph input), with `constants` from ConstantsOf;
+/// returns the graph's outputs.
+template <typename Values>
+StatusOr<TensorMap<Values>> RunModel(const Graph& graph, const ModelTasks& tasks, const TensorMap<Values>& constants,
+                                     const TensorMap<Values>& inputs, const KernelExecutorOf<Values>& executor);
+
+/// The same in float64, making the constants on the way.
 StatusOr<TensorValues> RunModel(const Graph& graph, const ModelTasks& tasks, const TensorValues& inputs,
                                 const KernelExecutor& executor = ReferenceExecutor());
-
-/// Computes an outside node (a layout operator: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
-/// Concat, Identity); values holds every tensor computed so far and receives the node's outputs.
-Status RunOutsideNode(const Graph& graph, const Node& node, TensorValues& values);
 
 }  // namespace tuned::model
 

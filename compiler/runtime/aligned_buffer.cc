@@ -8,12 +8,23 @@
 
 namespace tuned::runtime {
 
-AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
-  size_t rounded = std::max<size_t>((bytes + kBufferAlignment - 1) / kBufferAlignment, 1) *
-                   kBufferAlignment;
-  void* ptr = std::aligned_alloc(kBufferAlignment, rounded);
+namespace {
+
+size_t Rounded(size_t bytes) {
+  return std::max<size_t>((bytes + kBufferAlignment - 1) / kBufferAlignment, 1) * kBufferAlignment;
+}
+
+}  // namespace
+
+void* AllocateAligned(size_t bytes) {
+  void* ptr = std::aligned_alloc(kBufferAlignment, Rounded(bytes));
   if (ptr == nullptr) throw std::bad_alloc();
-  std::memset(ptr, 0, rounded);
+  return ptr;
+}
+
+AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
+  void* ptr = AllocateAligned(bytes);
+  std::memset(ptr, 0, Rounded(bytes));
   data_.reset(ptr);
 }
 

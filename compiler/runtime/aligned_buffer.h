@@ -13,6 +13,10 @@
 
 namespace tuned::runtime {
 
+/// `bytes` (rounded up to a whole number of alignment units, at least one) of uninitialised
+/// memory aligned to 64 bytes, freed with std::free; throws std::bad_alloc when there is none.
+void* AllocateAligned(size_t bytes);
+
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
@@ -37,6 +41,20 @@ class AlignedBuffer {
   };
   std::unique_ptr<void, Free> data_;
   size_t bytes_ = 0;
+};
+
+/// The same alignment for a std::vector's elements (std::vector<float, AlignedAllocator<float>>),
+/// so values a caller keeps in vectors go to a generated kernel without a copy.
+template <typename T>
+struct AlignedAllocator {
+  using value_type = T;
+  AlignedAllocator() = default;
+  template <typename U>
+  AlignedAllocator(const AlignedAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(AllocateAligned(n * sizeof(T))); }
+  void deallocate(T* p, size_t) { std::free(p); }
+  friend bool operator==(const AlignedAllocator&, const AlignedAllocator&) { return true; }
+  friend bool operator!=(const AlignedAllocator&, const AlignedAllocator&) { return false; }
 };
 
 }  // namespace tuned::runtime

@@ -3,10 +3,13 @@
 // model's kernels against their shipped outputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "compiler/ir/evaluator.h"
+#include "compiler/runtime/parallel.h"
 #include "model/model_runner.h"
 #include "model/onnx_import.h"
 
@@ -195,6 +198,49 @@ INSTANTIATE_TEST_SUITE_P(
       name = name.substr(name.find("/test_") + 6);
       return (std::string(info.param).rfind("node/", 0) == 0 ? "node_" : "") + name;
     });
+
+// The float32 run compiled kernels use: every tensor a kernel gets is aligned as generated code
+// assumes, and the model computes what the float64 run computes, up to float32 rounding.
+TEST(ModelRunner, Float32RunGivesKernelsAlignedTensorsAndTheFloat64Outputs) {
+  SKIP_WITHOUT_TEST_MODELS();
+  StatusOr<Graph> graph = ImportOnnx(TestModel("tiny_cnn.onnx"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  StatusOr<ModelTasks> tasks = ExtractTasks(*graph);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().message();
+  ASSERT_FALSE(tasks->partition.outside.empty());  // Flatten runs outside the kernels
+  TensorValues inputs;
+  const std::string& x = graph->inputs.at(0);
+  for (int64_t i = 0; i < graph->tensor(x).elements(); ++i) inputs[x].push_back(double(float(std::sin(0.37 * i))));
+
+  StatusOr<TensorValues> reference = RunModel(*graph, *tasks, inputs);
+  ASSERT_TRUE(reference.ok()) << reference.status().message();
+  int calls = 0, misaligned = 0;
+  KernelExecutorOf<Float32Values> executor = [&](const KernelDefinition& kernel,
+                                                 const std::vector<const Float32Values*>& args)
+      -> StatusOr<Float32Values> {
+    ++calls;
+    std::vector<std::vector<double>> doubles;
+    std::vector<const std::vector<double>*> pointers;
+    for (const Float32Values* a : args) {
+      misaligned += reinterpret_cast<uintptr_t>(a->data()) % runtime::kBufferAlignment != 0;
+      doubles.emplace_back(a->begin(), a->end());
+    }
+    for (const auto& d : doubles) pointers.push_back(&d);
+    TUNED_ASSIGN_OR_RETURN(std::vector<double> out, ReferenceExecutor()(kernel, pointers));
+    return Float32Values(out.begin(), out.end());
+  };
+  StatusOr<Float32Tensors> run = RunModel(*graph, *tasks, ConstantsOf<Float32Values>(*graph),
+                                          Converted<Float32Values>(inputs), executor);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(calls, int(tasks->kernels.size()));
+  EXPECT_EQ(misaligned, 0);
+  TensorValues outputs = Converted<std::vector<double>>(*run);
+  for (const auto& [name, expected] : *reference) {
+    ASSERT_EQ(outputs.at(name).size(), expected.size()) << name;
+    EXPECT_LE(ir::MaxRelativeError(outputs.at(name), expected), ir::ToleranceFor(ir::DataType::Float32())) << name;
+    EXPECT_TRUE(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; })) << name;
+  }
+}
 
 }  // namespace
 }  // namespace tuned::model

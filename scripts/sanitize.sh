@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# The test suite under sanitizers, each in its own build folder (gcc, like the normal build).
-#   scripts/sanitize.sh asan    ASan + UBSan: every unit and fault test      (build-asan)
+# The test suite under sanitizers, each in its own build folder.
+#   scripts/sanitize.sh asan    ASan + UBSan: every unit and fault test      (build-asan, clang 19)
 #   scripts/sanitize.sh tsan    TSan: the dispatcher, database, task-manager and connected
-#                               worker-client tests, where threads meet       (build-tsan)
+#                               worker-client tests, where threads meet       (build-tsan, gcc)
 # Extra arguments go to ctest (e.g. -R Dispatcher). Suppressions of reports inside libraries
 # that are not instrumented, with the reason for each, are in tests/sanitizers/.
+# Why clang 19 for ASan: the worker forks a child per candidate from its multi-threaded process,
+# and the child allocates. Only an ASan runtime that holds its allocator's locks across fork (as
+# glibc's malloc does) makes that safe; in Debian 12 that is compiler-rt 19's, while GCC 12's
+# libasan and clang 14's and 16's runtimes have no fork handler (docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-}
 shift || true
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 supp="$PWD/tests/sanitizers"
+compilers=()
 case "$kind" in
   asan)
     build_dir=${BUILD_DIR:-build-asan}; sanitize="address,undefined"; labels="unit|fault"
+    compilers=(clang-19 clang++-19); packages=(clang-19 libclang-rt-19-dev)
     targets=() ;;
   tsan)
     build_dir=${BUILD_DIR:-build-tsan}; sanitize="thread"; labels="unit|fault"
+    packages=()
     targets=(tuned_dispatch_tests tuned_tuning_db_tests tuned_tuning_db_fault_tests tuned_tasks_tests
              tuned_worker_connected_fault_tests) ;;
   *) sed -n '2,7p' "$0" >&2; exit 2 ;;
@@ -31,8 +38,29 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsa
 # die_after_fork=0: a candidate runs in a child forked from the multi-threaded worker, and a
 # parallel kernel starts threads there (the child's own memory; TSan would refuse them).
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$supp/tsan.supp"
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "sanitize: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+compiler_args=()
+if ((${#compilers[@]})); then
+  compiler_args=(-DCMAKE_C_COMPILER="${compilers[0]}" -DCMAKE_CXX_COMPILER="${compilers[1]}")
+  # CMake keeps a build folder's first compiler: a folder configured with another starts afresh.
+  cached=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt" 2>/dev/null || true)
+  if [ -n "$cached" ] && [ "$(basename "$cached")" != "${compilers[1]}" ]; then
+    echo "sanitize: $build_dir was configured with $cached; reconfiguring with ${compilers[1]}"
+    rm -rf "$build_dir/CMakeCache.txt" "$build_dir/CMakeFiles"
+  fi
+fi
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNED_SANITIZE="$sanitize" \
-  -DTUNED_BUILD_BENCH=OFF >/dev/null
+  -DTUNED_BUILD_BENCH=OFF "${compiler_args[@]}" >/dev/null
 if ((${#targets[@]})); then
   cmake --build "$build_dir" --target "${targets[@]}"
   # Only the tests of those binaries: a regex of their suites (gtest_discover_tests names each

@@ -118,6 +118,13 @@ make_bare_root() {  # a minimal Debian 12 at $root with this machine's sources, 
   [ -f /etc/apt/sources.list ] && cp /etc/apt/sources.list "$root/etc/apt/"
   cp -L /etc/resolv.conf "$root/etc/resolv.conf"
   cp -L /etc/hosts "$root/etc/hosts"  # the machine's own name, as an installed system lists it
+  # Where this machine's network re-signs TLS (PIP_CERT names the bundle that trusts it), a
+  # machine installed on the same network trusts the same: pip in the root reads that bundle,
+  # so scripts/test.sh can install onnxruntime there too.
+  if [ -n "${PIP_CERT:-}" ] && [ -f "$PIP_CERT" ]; then
+    cp -L "$PIP_CERT" "$root/etc/network-ca-bundle.crt"
+    printf '[global]\ncert = /etc/network-ca-bundle.crt\n' >"$root/etc/pip.conf"
+  fi
   mount_in_root proc /proc -t proc
   # The machine's /sys with what is mounted under it: an installed system has its cgroup
   # hierarchy at /sys/fs/cgroup (slurmd will not start without it), a bare sysfs has none.

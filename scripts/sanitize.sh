@@ -19,7 +19,7 @@ compilers=()
 case "$kind" in
   asan)
     build_dir=${BUILD_DIR:-build-asan}; sanitize="address,undefined"; labels="unit|fault"
-    compilers=(clang-19 clang++-19); packages=(clang-19 libclang-rt-19-dev)
+    compilers=(clang-19 clang++-19); packages=(clang-19 libclang-rt-19-dev libomp-19-dev)
     targets=() ;;
   tsan)
     build_dir=${BUILD_DIR:-build-tsan}; sanitize="thread"; labels="unit|fault"
@@ -38,17 +38,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsa
 # die_after_fork=0: a candidate runs in a child forked from the multi-threaded worker, and a
 # parallel kernel starts threads there (the child's own memory; TSan would refuse them).
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$supp/tsan.supp"
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "sanitize: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+source scripts/lib/packages.sh
+install_missing_packages sanitize "${packages[@]}"
 compiler_args=()
 if ((${#compilers[@]})); then
   compiler_args=(-DCMAKE_C_COMPILER="${compilers[0]}" -DCMAKE_CXX_COMPILER="${compilers[1]}")

@@ -50,23 +50,14 @@ packages=(
 # Baselines the benchmarks compare against; optional for the build.
 [ "${TUNED_BASELINES:-1}" = "0" ] || packages+=(libopenblas-dev libdnnl-dev)
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  # The package starts a system cluster; nothing here uses it (the tests start their own server
-  # in the build tree, tests/support/postgres_server.sh), so stop the one we just installed.
-  if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v pg_lsclusters >/dev/null; then
-    pg_lsclusters --no-header 2>/dev/null | while read -r version cluster _; do
-      $sudo_cmd pg_ctlcluster "$version" "$cluster" stop 2>/dev/null || true
-    done
-  fi
+source scripts/lib/packages.sh
+install_missing_packages setup "${packages[@]}"
+# The package starts a system cluster; nothing here uses it (the tests start their own server in
+# the build tree, tests/support/postgres_server.sh), so stop the one we just installed.
+if [[ " ${newly_installed[*]} " == *" postgresql "* ]] && command -v pg_lsclusters >/dev/null; then
+  pg_lsclusters --no-header 2>/dev/null | while read -r version cluster _; do
+    as_root pg_ctlcluster "$version" "$cluster" stop 2>/dev/null || true
+  done
 fi
 
 # ccache: paths relative to the checkout and no working directory in the hash, so a fresh clone

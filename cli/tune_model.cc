@@ -19,7 +19,8 @@ using model::TaskScheduler;
 
 std::string Latency(double seconds) { return std::isfinite(seconds) ? FormatSeconds(seconds) : "-"; }
 
-// Starts tasks the log has records of (on this target) from their best.
+// Starts tasks the log has records of (on this target) from their best and the trials spent on
+// them (a server too old to count them: one round's worth).
 void ResumeFromLog(const std::function<rpc::Connection()>& connect, const model::ModelTasks& tasks,
                    const std::string& target, uint32_t round_trials, TaskScheduler& scheduler) {
   if (target.empty()) return;  // the server picks the target: nothing to look up yet
@@ -27,7 +28,8 @@ void ResumeFromLog(const std::function<rpc::Connection()>& connect, const model:
   for (size_t i = 0; i < tasks.tasks.size(); ++i) {
     StatusOr<v1::BestRecordsResponse> best = db.BestRecords(tasks.tasks[i].workload->key(), target, 1);
     if (best.ok() && best->records_size() > 0) {
-      scheduler.Resume(int(i), int(round_trials), best->records(0).result().median_seconds());
+      int trials = best->trials() > 0 ? int(best->trials()) : int(round_trials);
+      scheduler.Resume(int(i), trials, best->records(0).result().median_seconds());
     }
   }
 }

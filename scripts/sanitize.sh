@@ -34,6 +34,13 @@ esac
 # finds bad accesses by its shadow checks, not by the signal, so no report is lost.
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:suppressions=$supp/asan.supp"
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+# clang 19's runtime looks for its symbolizer in its own llvm-19 folder, which only the large
+# llvm-19 package fills: a report names its frames with the newest symbolizer there is.
+if [ "$kind" = asan ] && [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
+  for symbolizer in llvm-symbolizer-19 llvm-symbolizer-16 llvm-symbolizer; do
+    if command -v "$symbolizer" >/dev/null; then export ASAN_SYMBOLIZER_PATH=$(command -v "$symbolizer"); break; fi
+  done
+fi
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
 # die_after_fork=0: a candidate runs in a child forked from the multi-threaded worker, and a
 # parallel kernel starts threads there (the child's own memory; TSan would refuse them).

@@ -189,6 +189,13 @@ StatusOr<BestRecords> PostgresDatabase::GetBestRecords(const BestRecordsQuery& q
     sql += RankingConditionsSql(4, '$', query.allow_unverified);
     sql += " ORDER BY r.median_seconds, r.id LIMIT $3";
     TUNED_ASSIGN_OR_RETURN(best.records, QueryRecords(*conn, sql, params));
+    PgParams pair;
+    pair.Int(workload_id).Int(target_id);
+    TUNED_ASSIGN_OR_RETURN(PgResult trials,
+                           conn->Query("SELECT COUNT(*) FROM records WHERE workload_id = $1 AND "
+                                       "target_id = $2 AND kind = " + std::to_string(int(v1::RECORD_KIND_SEARCH)),
+                                       pair));
+    best.trials = trials.Int(0, 0);
   }
   if (best.records.empty()) {
     TUNED_ASSIGN_OR_RETURN(best.miss_reason, ExplainMiss(*conn, query, workload_id, target_id));

@@ -61,6 +61,9 @@ struct BestRecordsQuery {
 struct BestRecords {
   std::vector<v1::TuningRecord> records;  // OK records, fastest median first.
   std::string miss_reason;                // Why `records` is empty; empty when it is not.
+  // Search trials of the workload on the target: its records of kind SEARCH, of any status,
+  // device and version (re-measures and finals are not trials). What a resumed run has spent.
+  int64_t trials = 0;
 };
 
 /// Selects records for listing and export, in row-id order. Empty strings match everything.

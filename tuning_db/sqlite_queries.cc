@@ -157,6 +157,12 @@ StatusOr<BestRecords> SqliteDatabase::GetBestRecords(const BestRecordsQuery& que
     stmt->BindInt(1, workload_id).BindInt(2, target_id).BindInt(3, query.limit);
     BindKey(*stmt, 4, query.Key());
     TUNED_ASSIGN_OR_RETURN(best.records, QueryRecordsLocked(*stmt));
+    TUNED_ASSIGN_OR_RETURN(CachedStatement trials,
+                           Cached("SELECT COUNT(*) FROM records WHERE workload_id = ?1 AND "
+                                  "target_id = ?2 AND kind = " + std::to_string(int(v1::RECORD_KIND_SEARCH))));
+    trials->BindInt(1, workload_id).BindInt(2, target_id);
+    TUNED_ASSIGN_OR_RETURN(bool has_row, trials->Step());
+    if (has_row) best.trials = trials->ColumnInt(0);
   }
   if (best.records.empty()) {
     TUNED_ASSIGN_OR_RETURN(best.miss_reason, ExplainMissLocked(query, workload_id, target_id));

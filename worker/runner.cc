@@ -49,6 +49,7 @@ std::string LastLine(const std::string& text) {
 
 bool LooksLikeMemoryExhaustion(const std::string& stderr_tail) {
   return stderr_tail.find("out of memory") != std::string::npos ||
+         stderr_tail.find("out-of-memory") != std::string::npos ||  // a sanitizer's summary line
          stderr_tail.find("bad_alloc") != std::string::npos ||
          stderr_tail.find("Cannot allocate memory") != std::string::npos;
 }

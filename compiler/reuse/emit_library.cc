@@ -78,7 +78,7 @@ Status LinkSharedLibrary(const std::string& object, const std::string& path, con
     out.write(reinterpret_cast<const char*>(kRuntimeArchive), static_cast<std::streamsize>(kRuntimeArchive_size));
     if (!out) return DataLossError("cannot write " + archive);
   }
-  std::string cc = std::getenv("CC") ? std::getenv("CC") : "cc";
+  std::string cc = std::getenv("CC") ? std::getenv("CC") : TUNED_RUNTIME_LINKER;
   std::string soname = std::filesystem::path(path).filename().string();
   std::vector<std::string> argv = {cc, "-shared", "-Wl,-soname," + soname, "-o", path, object, archive};
   for (std::string& flag : SplitWords(TUNED_RUNTIME_LINK_FLAGS)) argv.push_back(std::move(flag));
@@ -94,7 +94,7 @@ Status LinkSharedLibrary(const std::string& object, const std::string& path, con
 std::string HeaderPreamble(const std::string& comment, const std::string& path, bool shared) {
   std::string file = std::filesystem::path(path).filename().string();
   std::string how =
-      shared ? "Self-contained (the tuned runtime is linked in; libgomp is loaded at run time):\n"
+      shared ? "Self-contained (the tuned runtime is linked in; OpenMP's is loaded at run time):\n"
                "     cc app.c " + file + " -Wl,-rpath,'$ORIGIN'\n"
              : "Link with the tuned runtime of an installed tuned:\n"
                "     cc app.c " + file + " $(pkg-config --libs tuned-runtime)\n"

@@ -30,6 +30,7 @@ class DatabaseServiceImpl final : public v1::DatabaseService::CallbackService {
       TUNED_ASSIGN_OR_RETURN(db::BestRecords best, database_.GetBestRecords(query));
       for (v1::TuningRecord& record : best.records) *response->add_records() = std::move(record);
       response->set_miss_reason(best.miss_reason);
+      response->set_trials(uint64_t(best.trials));
       return Status::Ok();
     });
   }

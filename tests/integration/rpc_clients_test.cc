@@ -149,6 +149,11 @@ TEST_P(RpcClientsTest, CallsWithoutTheTokenAreRefused) {
   auto listed = right.ListTargets("");
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   EXPECT_THAT(*listed, ElementsAre(kZen));
+  // With the best record comes the count of search trials behind it (what a resumed run spent).
+  auto best = right.BestRecords(db::testing::MatmulKey(64), kZen, 1);
+  ASSERT_TRUE(best.ok()) << best.status().ToString();
+  EXPECT_EQ(best->records_size(), 1);
+  EXPECT_EQ(best->trials(), 1u);
 }
 
 TEST_P(RpcClientsTest, TuningAndWorkerClientsKeepTheServersCodes) {

@@ -140,6 +140,35 @@ TEST_P(StoreTest, BestRecordsAreOkRecordsOrderedByMedian) {
   EXPECT_EQ(all->records.size(), 3u);  // The wrong result never ranks.
 }
 
+// What a resumed run has spent: the search trials of the workload on the target, failures
+// included; re-measures, finals, other targets and other workloads are not counted.
+TEST_P(StoreTest, BestRecordsCountTheSearchTrialsOfTheWorkloadOnTheTarget) {
+  v1::TuningRecord remeasure = MakeRecord(64, kCpu, 1, 0.004);
+  remeasure.set_kind(v1::RECORD_KIND_REMEASURE);
+  remeasure.set_created_unix_ms(remeasure.created_unix_ms() + 100);
+  v1::TuningRecord final_record = MakeRecord(64, kCpu, 2, 0.002);
+  final_record.set_kind(v1::RECORD_KIND_FINAL);
+  final_record.set_created_unix_ms(final_record.created_unix_ms() + 100);
+  std::vector<v1::TuningRecord> batch = {MakeRecord(64, kCpu, 1, 0.005),
+                                         MakeRecord(64, kCpu, 2, 0.001),
+                                         MakeRecord(64, kCpu, 3, 0.0, v1::MEASURE_STATUS_RUNTIME_ERROR),
+                                         remeasure,
+                                         final_record,
+                                         MakeRecord(64, kGpu, 4, 0.0001),
+                                         MakeRecord(128, kCpu, 5, 0.0001)};
+  ASSERT_TRUE(db_->InsertRecords(batch).ok());
+  auto best = db_->GetBestRecords({MatmulKey(64), kCpu, "", 1});
+  ASSERT_TRUE(best.ok()) << best.status().ToString();
+  ASSERT_EQ(best->records.size(), 1u);
+  EXPECT_EQ(best->trials, 3);
+  auto on_gpu = db_->GetBestRecords({MatmulKey(64), kGpu, "", 1});
+  ASSERT_TRUE(on_gpu.ok());
+  EXPECT_EQ(on_gpu->trials, 1);
+  auto unknown = db_->GetBestRecords({MatmulKey(65), kCpu, "", 1});
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->trials, 0);
+}
+
 TEST_P(StoreTest, BestRecordsMissReasonForUnknownWorkload) {
   ASSERT_TRUE(db_->InsertRecord(MakeRecord(64, kCpu, 1, 0.001)).ok());
   auto best = db_->GetBestRecords({MatmulKey(65), kCpu, "", 1});

@@ -48,12 +48,17 @@ double TaskScheduler::Gradient(int task) const {
   const State& s = state_[task];
   const std::vector<double>& g = s.history;
   double now = g.back();
-  double backward = 0;
-  if (g.size() > size_t(kBackwardWindow)) backward = (now - g[g.size() - 1 - kBackwardWindow]) / kBackwardWindow;
+  const bool window_full = g.size() > size_t(kBackwardWindow);
+  const double window_start = window_full ? g[g.size() - 1 - kBackwardWindow] : now;
+  const double backward = (now - window_start) / kBackwardWindow;
   // Forward: the 1/t law, or the throughput the best similar task reaches (if that is better).
+  // The similar task's throughput is a promise, and a full window without improvement breaks
+  // it: otherwise a task the schedule space cannot speed up keeps its promise, and the rounds,
+  // for ever (ResNet-18 spent 37 rounds in a row on one flat 3×3 convolution).
   double next = now - now / std::max(1, s.rounds);
+  const bool improving = !window_full || now < window_start;
   double fastest = 0;  // FLOP/s
-  for (size_t j = 0; j < tasks_.size(); ++j) {
+  for (size_t j = 0; improving && j < tasks_.size(); ++j) {
     double b = best(int(j));
     if (tasks_[j].group == tasks_[task].group && std::isfinite(b) && b > 0) fastest = std::max(fastest, tasks_[j].flops / b);
   }

@@ -10,7 +10,8 @@
 ///     backward window of 3 rounds): after one round of every task, the task whose next round is
 ///     expected to cut the objective most: weight × (α · the recent improvement rate + (1 − α) ·
 ///     the better of the optimistic 1/t law and the throughput a similar task (same operators)
-///     already reaches, β-discounted).
+///     already reaches, β-discounted; that promise lapses after a backward window without
+///     improvement).
 ///
 /// A task is dead when it has no valid result after its first round or its design space is
 /// exhausted; dead tasks get no more trials. Pure logic: whoever runs the rounds reports them.

@@ -30,13 +30,26 @@ TEST(TaskScheduler, ASimilarTaskShowsWhatALaggingTaskCanReach) {
   // after more rounds of its own than task 0.
   TaskScheduler s({{1, 1e9, "conv"}, {1, 1e9, "conv"}}, SchedulePolicy::kGradient);
   s.Report(0, 8, 1 * kMs, false);
-  for (int r = 0; r < 4; ++r) s.Report(1, 8, 4 * kMs, false);
+  for (int r = 0; r < 3; ++r) s.Report(1, 8, 4 * kMs, false);
   EXPECT_EQ(s.Next(), 1);
   // Without the similar task (another group), the flat history and more rounds lose.
   TaskScheduler other({{1, 1e9, "conv"}, {1, 1e9, "matmul"}}, SchedulePolicy::kGradient);
   other.Report(0, 8, 1 * kMs, false);
   for (int r = 0; r < 8; ++r) other.Report(1, 8, 1 * kMs, false);
   EXPECT_EQ(other.Next(), 0);
+}
+
+TEST(TaskScheduler, ASimilarTasksPromiseLapsesAfterAWindowWithoutImprovement) {
+  // Task 1 lags task 0 (same operators) 4x; task 2 is a flat matmul with fewer rounds.
+  auto schedule = [](std::vector<double> lagging_history) {
+    TaskScheduler s({{1, 1e9, "conv"}, {1, 1e9, "conv"}, {1, 1e9, "matmul"}}, SchedulePolicy::kGradient);
+    for (int r = 0; r < 8; ++r) s.Report(0, 8, 1 * kMs, false);
+    for (double best : lagging_history) s.Report(1, 8, best * kMs, false);
+    for (int r = 0; r < 2; ++r) s.Report(2, 8, 2 * kMs, false);
+    return s.Next();
+  };
+  EXPECT_EQ(schedule({5, 5, 5, 5, 5, 4}), 1);  // improved within the window: the promise holds
+  EXPECT_EQ(schedule({4, 4, 4, 4, 4, 4}), 2);  // flat for a window: only the 1/t law is left
 }
 
 TEST(TaskScheduler, AtEqualLatencyTheImprovingTaskWins) {

@@ -34,6 +34,7 @@ struct WorkerFlags {
   ClientSecurityFlags security;
   std::string target;
   uint32_t slots = 1;
+  int device = 0;
   std::string id;
   std::string tls_cert;
   std::string tls_key;
@@ -98,6 +99,7 @@ Status RunWorker(const WorkerFlags& flags) {
   worker::EngineOptions engine_options;
   engine_options.target = flags.target;
   engine_options.build_slots = int(flags.slots);
+  engine_options.gpu_device = flags.device;
   options.channel = rpc::CreateClientChannel(connection.channel);
   options.slots = flags.slots;
   options.max_reconnects = flags.max_reconnects;
@@ -156,6 +158,9 @@ int main(int argc, char** argv) {
   tuned::cli::AddClientSecurityFlags(app, flags->security);
   app.add_option("--target", flags->target, "Target to measure for (default: this machine)");
   app.add_option("--slots", flags->slots, "Jobs held at once (builds overlap, timing never does)")
+      ->capture_default_str();
+  app.add_option("--device", flags->device, "CUDA targets: the GPU to measure on (driver ordinal; one worker per GPU)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--id", flags->id, "Worker id (default: host:pid)");
   app.add_option("--tls-cert", flags->tls_cert,

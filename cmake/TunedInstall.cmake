@@ -1,6 +1,7 @@
 # Install rules: `cmake --install build --prefix P` gives a tuned that works with no build tree.
 #   P/bin/tuned, P/bin/tuned-worker          the command line and the measurement worker
 #   P/bin/tuned-opencl-runner                the OpenCL runner the worker starts (with OpenCL)
+#   P/bin/tuned-cuda-runner                  the CUDA runner the worker starts (with CUDA)
 #   P/lib/libtuned_compiler.so               the compiler API <tuned/compiler.h>
 #   P/lib/libtuned_runtime.a                 what `tuned compile -o k.o` objects call
 #   P/include/tuned/...                      compiler.h and the headers it includes
@@ -11,9 +12,11 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS tuned tuned-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Beside tuned-worker, where the GPU engine looks for it (worker/gpu/gpu_engine.h).
-if(TARGET tuned-opencl-runner)
-  install(TARGETS tuned-opencl-runner RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-endif()
+foreach(runner tuned-opencl-runner tuned-cuda-runner)
+  if(TARGET ${runner})
+    install(TARGETS ${runner} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()
 install(TARGETS tuned_compiler LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES $<TARGET_FILE:tuned_runtime> DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES compiler/reuse/include/tuned/compiler.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuned)

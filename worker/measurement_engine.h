@@ -42,9 +42,11 @@ struct EngineOptions {
   size_t reference_cache_entries = 8;
   /// Wall-clock limit of running one compiled reference, seconds.
   double reference_timeout_seconds = 300;
-  /// GPU targets: the runner executable (worker/gpu/gpu_engine.h); empty: tuned-opencl-runner
-  /// next to the running executable.
+  /// GPU targets: the runner executable (worker/gpu/gpu_engine.h); empty: tuned-cuda-runner or
+  /// tuned-opencl-runner next to the running executable.
   std::string gpu_runner;
+  /// CUDA targets: the device (driver ordinal) this worker measures on; one worker per GPU.
+  int gpu_device = 0;
 };
 
 /// Where an engine's time went, summed over the results it delivered (for benchmarks and logs).

@@ -6,6 +6,7 @@
 #include "compiler/lower/gpu/lower_gpu.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/schedule.h"
+#include "worker/gpu/cuda_candidate.h"
 
 namespace tuned::worker::gpu {
 namespace {
@@ -55,7 +56,9 @@ StatusOr<v1::GpuCandidateProgram> BuildGpuCandidate(const std::shared_ptr<const 
   StatusOr<lower::gpu::GpuProgram> program =
       lower::gpu::LowerGpu(*sch, codegen::gpu::LimitsOf(target), "default_function");
   if (!program.ok()) return program.status().WithContext("GPU lowering");
-  return CandidateOf(*program, target);
+  v1::GpuCandidateProgram candidate = CandidateOf(*program, target);
+  if (target.kind == target::TargetKind::kCuda) TUNED_RETURN_IF_ERROR(BuildCudaBinary(target, candidate));
+  return candidate;
 }
 
 }  // namespace tuned::worker::gpu

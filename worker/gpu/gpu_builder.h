@@ -4,8 +4,9 @@
 /// \file
 /// Building a GPU candidate on the worker's CPU: the job's trace replayed, lowered to kernels
 /// within the target's limits (compiler/lower/gpu) and printed in the target's dialect
-/// (compiler/codegen/gpu), with one launch per kernel naming its buffers. The device build
-/// (OpenCL program build) happens in the runner process. Like worker/builder.h, the engine
+/// (compiler/codegen/gpu), with one launch per kernel naming its buffers. The device build is
+/// here too for CUDA (NVRTC to a cubin, cuda_candidate.h: the GPU never waits for a compile);
+/// an OpenCL program is built by the runner process, where the device's compiler is. Like worker/builder.h, the engine
 /// takes its builder from a factory, so a test can plant faulty kernels
 /// (tests/unit/worker/faulty_gpu_builder.cc); nothing on the wire selects a builder.
 ///
@@ -39,7 +40,8 @@ std::unique_ptr<GpuBuilder> MakeGpuBuilder();
 using GpuBuilderFactory = std::function<StatusOr<std::unique_ptr<GpuBuilder>>()>;
 
 /// `trace` of `workload` lowered for `target` as source and launches ("invalid trace: ...",
-/// "replay: ...", "GPU lowering: ..." on failure). Also what `tuned compile` writes.
+/// "replay: ...", "GPU lowering: ..." on failure; a cuda target's NVRTC error as NVRTC gives
+/// it). Also what `tuned compile` writes.
 StatusOr<v1::GpuCandidateProgram> BuildGpuCandidate(const std::shared_ptr<const ir::Workload>& workload,
                                                     const v1::Trace& trace, const target::Target& target);
 

@@ -19,6 +19,7 @@
 #include "worker/builder.h"
 #include "worker/contained_build.h"
 #include "common/exclusive_gate.h"
+#include "worker/gpu/cuda_candidate.h"
 #include "worker/gpu/runner_process.h"
 #include "worker/reference_cache.h"
 #include "worker/runner.h"
@@ -41,7 +42,7 @@ class GpuEngine final : public MeasurementEngine {
         target_(std::move(target)),
         host_(std::move(host)),
         factory_(std::move(factory)),
-        runner_({GpuRunnerPath(options), target_.ToString()}),
+        runner_(GpuRunnerArgv(options, target_)),
         cpu_runner_(options.memory_limit_bytes, size_t{8} << 20),
         references_(options.reference_cache_entries, options.reference_max_evaluator_flops, gate_,
                     [this](const WorkloadData& data) { return CompiledReference(data); }) {
@@ -52,6 +53,8 @@ class GpuEngine final : public MeasurementEngine {
     TUNED_ASSIGN_OR_RETURN(builder_, factory_());
     TUNED_ASSIGN_OR_RETURN(jit_, codegen::LlvmJit::Create(host_));
     TUNED_ASSIGN_OR_RETURN(device_, runner_.Start());
+    // A cubin is built here, not by the driver: the compiler that made the code is NVRTC.
+    if (target_.kind == target::TargetKind::kCuda) device_.set_toolkit_version(CudaCompilerVersion());
     thread_ = std::thread([this] { Loop(); });
     return Status::Ok();
   }
@@ -218,10 +221,12 @@ class GpuEngine final : public MeasurementEngine {
     }
     const v1::GpuRunnerReply& reply = call.reply;
     result.set_build_seconds(result.build_seconds() + reply.build_seconds());
+    *result.mutable_kernels() = request.run().program().kernels();
     if (reply.status() != v1::MEASURE_STATUS_OK) {
       result.set_status(reply.status());
       result.set_error(reply.error());
-      return Count(std::move(result), reply.kernel_seconds());
+      // A sticky device error ends the runner (a fresh one serves the next job).
+      return Count(std::move(result), reply.kernel_seconds(), /*runner_lost=*/reply.runner_unusable());
     }
     const ir::Buffer& output = data->workload->output_stage().output;
     if (reply.output().size() != BufferBytes(output)) {
@@ -326,21 +331,26 @@ class GpuEngine final : public MeasurementEngine {
 
 }  // namespace
 
-std::string GpuRunnerPath(const EngineOptions& options) {
-  if (!options.gpu_runner.empty()) return options.gpu_runner;
-  char self[4096] = {};
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  std::string path = n > 0 ? std::string(self, size_t(n)) : std::string();
-  size_t slash = path.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/tuned-opencl-runner";
+std::vector<std::string> GpuRunnerArgv(const EngineOptions& options, const target::Target& target) {
+  std::string path = options.gpu_runner;
+  if (path.empty()) {
+    char self[4096] = {};
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    std::string exe = n > 0 ? std::string(self, size_t(n)) : std::string();
+    size_t slash = exe.rfind('/');
+    path = (slash == std::string::npos ? std::string(".") : exe.substr(0, slash)) +
+           (target.kind == target::TargetKind::kCuda ? "/tuned-cuda-runner" : "/tuned-opencl-runner");
+  }
+  std::vector<std::string> argv = {path, target.ToString()};
+  if (target.kind == target::TargetKind::kCuda) argv.push_back("--device=" + std::to_string(options.gpu_device));
+  return argv;
 }
 
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateGpuMeasurementEngine(const EngineOptions& options,
                                                                         const target::Target& target,
                                                                         const GpuBuilderFactory& factory) {
-  if (target.kind != target::TargetKind::kOpencl) {
-    return UnimplementedError("target '" + target.ToString() + "': this worker measures opencl GPU targets only "
-                              "(the CUDA runner is not built yet)");
+  if (target.kind != target::TargetKind::kOpencl && target.kind != target::TargetKind::kCuda) {
+    return InvalidArgumentError("target '" + target.ToString() + "' is not a GPU target (cuda or opencl)");
   }
   TUNED_ASSIGN_OR_RETURN(target::Target host, codegen::HostCpuTarget());
   auto engine = std::make_unique<GpuEngine>(options, target, std::move(host), factory);

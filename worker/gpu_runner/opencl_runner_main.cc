@@ -21,7 +21,7 @@
 #include "compiler/runtime/opencl/program.h"
 #include "target/target.h"
 #include "tuned/v1/gpu_runner.pb.h"
-#include "worker/gpu_runner/pipe_messages.h"
+#include "worker/gpu_runner/runner_loop.h"
 
 namespace tuned::worker::gpu {
 namespace {
@@ -52,25 +52,24 @@ v1::DeviceInfo DescribeDevice(const opencl::Device& device) {
   return info;
 }
 
-class OpenclRunner {
+class OpenclRunner final : public DeviceRunner {
  public:
-  explicit OpenclRunner(const opencl::Device& device) : device_(device) {}
+  explicit OpenclRunner(std::unique_ptr<opencl::Device> device)
+      : device_holder_(std::move(device)), device_(*device_holder_), info_(DescribeDevice(device_)) {}
 
-  v1::GpuRunnerReply SetInputs(const v1::GpuRunnerRequest::Inputs& request) {
-    v1::GpuRunnerReply reply;
-    inputs_.clear();
-    for (const std::string& data : request.inputs()) {
-      StatusOr<opencl::Buffer> buffer = opencl::Buffer::Create(device_, std::max<size_t>(data.size(), 1));
-      Status written = buffer.ok() ? buffer->Write(data.data(), data.size()) : buffer.status();
-      if (!written.ok()) return Failed(reply, v1::MEASURE_STATUS_RUNTIME_ERROR, "uploading inputs: " + written.message(), true);
-      inputs_.push_back(std::move(buffer).value());
-    }
+  const v1::DeviceInfo& device() const override { return info_; }
+
+  v1::GpuRunnerReply SetInputs(const v1::GpuRunnerRequest::Inputs& request) override {
     output_bytes_ = request.output_bytes();
-    reply.set_status(v1::MEASURE_STATUS_OK);
-    return reply;
+    auto upload = [&](const std::string& data) -> StatusOr<opencl::Buffer> {
+      TUNED_ASSIGN_OR_RETURN(opencl::Buffer buffer, opencl::Buffer::Create(device_, std::max<size_t>(data.size(), 1)));
+      TUNED_RETURN_IF_ERROR(buffer.Write(data.data(), data.size()));
+      return buffer;
+    };
+    return UploadInputs(request, upload, inputs_);
   }
 
-  v1::GpuRunnerReply Run(const v1::GpuRunnerRequest::Run& request) {
+  v1::GpuRunnerReply Run(const v1::GpuRunnerRequest::Run& request) override {
     v1::GpuRunnerReply reply;
     if (output_bytes_ == 0) return Failed(reply, v1::MEASURE_STATUS_RUNTIME_ERROR, "no inputs were sent", false);
     const v1::GpuCandidateProgram& candidate = request.program();
@@ -149,78 +148,39 @@ class OpenclRunner {
   template <typename Launches>
   Status Time(const v1::GpuRunnerRequest::Run& request, Launches& launches, v1::GpuRunnerReply& reply) {
     // One pass of every launch, `number` runs each: its mean device time per run of the program.
-    double kernel_seconds = 0;
     auto pass = [&](uint32_t number) -> StatusOr<double> {
       double total = 0;
       for (auto& l : launches) {
         TUNED_ASSIGN_OR_RETURN(opencl::KernelTiming t, l.kernel->Time(l.config, l.args, int(number)));
         double sum = 0;
         for (double s : t.seconds) sum += s;
-        kernel_seconds += sum;
         total += sum / double(t.seconds.size());
       }
       return total;
     };
-    for (uint32_t w = 0; w < request.warmup(); ++w) {
-      TUNED_ASSIGN_OR_RETURN(double ignored, pass(1));
-      (void)ignored;
-    }
-    uint32_t number = std::max<uint32_t>(request.number(), 1);
-    TUNED_ASSIGN_OR_RETURN(double one, pass(1));
-    while (double(number) * one < request.min_repeat_seconds() && number < (1u << 20)) number *= 2;
-    for (uint32_t r = 0; r < std::max<uint32_t>(request.repeats(), 1); ++r) {
-      TUNED_ASSIGN_OR_RETURN(double seconds, pass(number));
-      reply.add_repeat_seconds(seconds);
-    }
-    reply.set_number(number);
-    reply.set_kernel_seconds(kernel_seconds);
-    return Status::Ok();
+    return TimeRepeats(request, pass, /*before_repeat=*/{}, reply);
   }
 
-  static v1::GpuRunnerReply& Failed(v1::GpuRunnerReply& reply, v1::MeasureStatus status, const std::string& error,
-                                    bool unusable) {
-    reply.set_status(status);
-    reply.set_error(error);
-    reply.set_runner_unusable(unusable);
-    return reply;
-  }
-
+  std::unique_ptr<opencl::Device> device_holder_;
   const opencl::Device& device_;
+  const v1::DeviceInfo info_;
   std::vector<opencl::Buffer> inputs_;
   uint64_t output_bytes_ = 0;
 };
 
-int Main(int argc, char** argv) {
-  v1::GpuRunnerReply hello;
-  StatusOr<target::Target> target = argc == 2 ? target::ParseTarget(argv[1])
-                                              : StatusOr<target::Target>(InvalidArgumentError("usage: tuned-opencl-runner TARGET"));
-  if (target.ok() && target->kind != target::TargetKind::kOpencl) {
-    target = InvalidArgumentError("target '" + std::string(argv[1]) + "' is not an opencl target");
+StatusOr<std::unique_ptr<DeviceRunner>> OpenRunner(int argc, char** argv) {
+  if (argc != 2) return InvalidArgumentError("usage: tuned-opencl-runner TARGET");
+  TUNED_ASSIGN_OR_RETURN(target::Target target, target::ParseTarget(argv[1]));
+  if (target.kind != target::TargetKind::kOpencl) {
+    return InvalidArgumentError("target '" + std::string(argv[1]) + "' is not an opencl target");
   }
-  StatusOr<std::unique_ptr<opencl::Device>> device =
-      target.ok() ? opencl::Device::Open(*target) : StatusOr<std::unique_ptr<opencl::Device>>(target.status());
-  if (!device.ok()) {
-    hello.set_status(v1::MEASURE_STATUS_RUNTIME_ERROR);
-    hello.set_error(device.status().message());
-    hello.set_runner_unusable(true);
-    (void)WriteMessage(STDOUT_FILENO, hello);
-    return 1;
-  }
-  hello.set_status(v1::MEASURE_STATUS_OK);
-  *hello.mutable_device() = DescribeDevice(**device);
-  if (!WriteMessage(STDOUT_FILENO, hello).ok()) return 1;
-  OpenclRunner runner(**device);
-  while (true) {
-    v1::GpuRunnerRequest request;
-    Status read = ReadMessage(STDIN_FILENO, request);
-    if (!read.ok()) return read.code() == StatusCode::kUnavailable ? 0 : 1;  // the worker is gone
-    v1::GpuRunnerReply reply = request.has_inputs() ? runner.SetInputs(request.inputs()) : runner.Run(request.run());
-    if (!WriteMessage(STDOUT_FILENO, reply).ok()) return 1;
-    if (reply.runner_unusable()) return 2;  // the worker starts a fresh runner
-  }
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<opencl::Device> device, opencl::Device::Open(target));
+  return std::unique_ptr<DeviceRunner>(std::make_unique<OpenclRunner>(std::move(device)));
 }
 
 }  // namespace
 }  // namespace tuned::worker::gpu
 
-int main(int argc, char** argv) { return tuned::worker::gpu::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return tuned::worker::gpu::ServeRunner(tuned::worker::gpu::OpenRunner(argc, argv));
+}

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "worker/gpu/cuda_candidate.h"
+
 namespace tuned::worker::testing {
 
 void GpuFaultTable::Set(const std::string& job_id, GpuFault fault) {
@@ -35,10 +37,12 @@ class FaultyGpuBuilder : public gpu::GpuBuilder {
                                     : "  for (volatile int spin = 1; spin;) {\n  }\n";
     std::string source = program.source();
     // The first kernel's body starts after the first line that ends its parameter list.
-    size_t body = source.find(") {\n", source.find("__kernel"));
+    const bool cuda = target.kind == target::TargetKind::kCuda;
+    size_t body = source.find(") {\n", source.find(cuda ? "__global__" : "__kernel"));
     if (body == std::string::npos) return InternalError("no kernel body to plant a fault in");
     source.insert(body + 4, planted);
     program.set_source(source);
+    if (cuda) TUNED_RETURN_IF_ERROR(gpu::BuildCudaBinary(target, program));  // the planted source's cubin
     return program;
   }
 

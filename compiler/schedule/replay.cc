@@ -150,9 +150,10 @@ class TraceReplayer {
         TUNED_RETURN_IF_ERROR(NeedAttrs(inst, padded ? 3 : 2, 0));
         TUNED_ASSIGN_OR_RETURN(uint32_t loop, Rv(inst, 0));
         const int n = int(inst.int_attrs[0]), max_innermost = int(inst.int_attrs[1]);
+        const int min_innermost = padded && inst.int_attrs.size() > 3 ? int(inst.int_attrs[3]) : 1;
         TUNED_ASSIGN_OR_RETURN(auto tiles,
                                padded ? sch_.SampleTile({loop}, n, max_innermost, int(inst.int_attrs[2]),
-                                                        Decision(index, inst))
+                                                        Decision(index, inst), min_innermost)
                                       : sch_.SamplePerfectTile({loop}, n, max_innermost, Decision(index, inst)));
         std::vector<uint32_t> ids;
         for (IntRV t : tiles) ids.push_back(t.id);

@@ -117,9 +117,10 @@ StatusOr<std::vector<IntRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
 
 StatusOr<std::vector<IntRV>> Schedule::SampleTile(LoopRV loop, int n, int max_innermost,
                                                   int max_padding_percent,
-                                                  std::optional<std::vector<int64_t>> decision) {
+                                                  std::optional<std::vector<int64_t>> decision,
+                                                  int min_innermost) {
   return SampleTileFactors(InstKind::kSampleTile, loop, n, max_innermost, max_padding_percent,
-                           std::move(decision));
+                           std::move(decision), min_innermost);
 }
 
 namespace {
@@ -147,7 +148,8 @@ std::vector<int64_t> PaddedExtents(int64_t extent, int max_padding_percent) {
 
 StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV loop, int n, int max_innermost,
                                                          int max_padding_percent,
-                                                         std::optional<std::vector<int64_t>> decision) {
+                                                         std::optional<std::vector<int64_t>> decision,
+                                                         int min_innermost) {
   const std::string inst_name = InstKindName(kind);
   TUNED_ASSIGN_OR_RETURN(auto sl, ResolveLoop(loop));
   if (sl.second < 0) return InvalidArgumentError(inst_name + ": v" + std::to_string(loop.id) + " is not a loop");
@@ -156,6 +158,11 @@ StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV l
     return InvalidArgumentError(inst_name + ": max_padding_percent must not be negative, got " +
                                 std::to_string(max_padding_percent));
   }
+  if (min_innermost < 1 || (max_innermost > 0 && min_innermost > max_innermost)) {
+    return InvalidArgumentError(inst_name + ": min_innermost " + std::to_string(min_innermost) +
+                                " outside [1, max_innermost " + std::to_string(max_innermost) + "]");
+  }
+  auto innermost_fits = [&](int64_t f) { return f >= min_innermost && (max_innermost <= 0 || f <= max_innermost); };
   const Stage& st = state_.stages[sl.first];
   int64_t extent = st.LoopExtents(st.RootExtents())[sl.second];
   const int64_t max_product = MaxPaddedExtent(extent, max_padding_percent);
@@ -182,6 +189,10 @@ StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV l
       return InvalidArgumentError(what + " has innermost factor " + std::to_string(factors.back()) +
                                   " over " + std::to_string(max_innermost));
     }
+    if (factors.back() < min_innermost) {
+      return InvalidArgumentError(what + " has innermost factor " + std::to_string(factors.back()) +
+                                  " under " + std::to_string(min_innermost));
+    }
   } else {
     std::vector<int64_t> padded = PaddedExtents(extent, max_padding_percent);
     const int64_t target = padded[std::uniform_int_distribution<size_t>(0, padded.size() - 1)(rng_)];
@@ -190,12 +201,26 @@ StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV l
     for (int attempt = 0; attempt < 64; ++attempt) {
       factors.assign(n, 1);
       for (int64_t p : primes) factors[pick(rng_)] *= p;
-      if (max_innermost <= 0 || factors.back() <= max_innermost) break;
+      if (innermost_fits(factors.back())) break;
     }
-    if (max_innermost > 0 && factors.back() > max_innermost) {
-      // No random split kept the innermost factor small enough: all of it goes outermost.
+    if (!innermost_fits(factors.back())) {
+      // No random split fit: the smallest divisor within the limits goes innermost, the rest
+      // outermost (all of it outermost where no divisor fits and no minimum asks for one).
+      int64_t inner = 1;
+      for (int64_t d = min_innermost; d <= target && (max_innermost <= 0 || d <= max_innermost); ++d) {
+        if (target % d == 0) {
+          inner = d;
+          break;
+        }
+      }
       factors.assign(n, 1);
-      factors[0] = target;
+      factors[0] = target / inner;
+      factors[n - 1] *= inner;
+      if (!innermost_fits(factors.back())) {
+        return InvalidArgumentError(inst_name + " of loop " + LoopName(sl.first, sl.second) + " (extent " +
+                                    std::to_string(extent) + "): no innermost factor in [" +
+                                    std::to_string(min_innermost) + ", " + std::to_string(max_innermost) + "]");
+      }
     }
   }
   std::vector<IntRV> outs;
@@ -207,6 +232,7 @@ StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV l
   Instruction& inst = Record(kind, {TraceArg::RV(loop.id)});
   inst.int_attrs = {n, max_innermost};
   if (kind == InstKind::kSampleTile) inst.int_attrs.push_back(max_padding_percent);
+  if (min_innermost > 1) inst.int_attrs.push_back(min_innermost);
   inst.outputs = ids;
   trace_.decisions[int(trace_.instructions.size() - 1)] = factors;
   return outs;

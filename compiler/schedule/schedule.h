@@ -82,9 +82,11 @@ class Schedule {
   /// Like SamplePerfectTile, but the factors' product may exceed the extent by up to
   /// `max_padding_percent` percent: the split is imperfect and its last tiles are guarded
   /// (lowering partitions the guard away from the full tiles). Opens the factorisations a prime
-  /// or odd extent lacks (257 pads to 264 = 8 x 33).
+  /// or odd extent lacks (257 pads to 264 = 8 x 33). `min_innermost` > 1 keeps the innermost
+  /// factor from falling below it (a vector that stays one), recorded only then.
   StatusOr<std::vector<IntRV>> SampleTile(LoopRV loop, int n, int max_innermost, int max_padding_percent,
-                                          std::optional<std::vector<int64_t>> decision = {});
+                                          std::optional<std::vector<int64_t>> decision = {},
+                                          int min_innermost = 1);
   StatusOr<IntRV> SampleCategorical(const std::vector<int64_t>& candidates,
                                     const std::vector<double>& probabilities,
                                     std::optional<int64_t> decision = {});
@@ -117,7 +119,8 @@ class Schedule {
   Instruction& Record(InstKind kind, std::vector<TraceArg> inputs);
   StatusOr<std::vector<IntRV>> SampleTileFactors(InstKind kind, LoopRV loop, int n, int max_innermost,
                                                  int max_padding_percent,
-                                                 std::optional<std::vector<int64_t>> decision);
+                                                 std::optional<std::vector<int64_t>> decision,
+                                                 int min_innermost = 1);
   Status SetLoopKind(LoopRV loop, InstKind inst, ir::ForKind kind, const std::string& tag);
   std::string LoopName(int stage, int loop) const;
   int AddStage(Stage stage, int position);

@@ -37,8 +37,8 @@ constexpr int kMaxTilePaddingPercent = 15;
 // `padding_percent`: kMaxTilePaddingPercent for a root loop; 0 for the vectors split off one
 // (bound inference takes the region a padded split of a split writes for no box).
 std::vector<LoopRV> TileLoop(Schedule& sch, LoopRV loop, int levels, int max_innermost,
-                             int padding_percent, Status& status) {
-  auto tiles = sch.SampleTile(loop, levels, max_innermost, padding_percent);
+                             int padding_percent, Status& status, int min_innermost = 1) {
+  auto tiles = sch.SampleTile(loop, levels, max_innermost, padding_percent, {}, min_innermost);
   if (!tiles.ok()) {
     status = tiles.status();
     return {};
@@ -75,7 +75,32 @@ int PackCandidate(const Schedule& sch, int stage, const ir::VarNode* axis) {
   return -1;
 }
 
-Status TileReduction(Schedule& sch, const std::string& name, const SearchContext& ctx, bool pack) {
+// The choices that make one sketch of the CPU rules differ from another.
+struct SketchOptions {
+  // Stage the input read along the vectorized axis into a contiguous panel (cache_read).
+  bool pack = false;
+  // Tile the last spatial loop directly, its innermost tile one vector of at most the target's
+  // lanes that divides the extent (28 as 4 x 7), where whole target vectors would leave a
+  // masked tail vector in every row (28 as 16 + 12).
+  bool short_vectors = false;
+};
+
+// The narrowest short vector worth its lanes: a quarter of the target's.
+int MinShortVector(int lanes) { return std::max(2, lanes / 4); }
+
+// Whether a loop of `extent` has a short vector to offer: whole target vectors do not divide it
+// and a divisor of at least MinShortVector lanes does.
+bool HasShortVector(int64_t extent, int lanes) {
+  if (extent <= lanes || extent % lanes == 0) return false;
+  for (int width = lanes; width >= MinShortVector(lanes); --width) {
+    if (extent % width == 0) return true;
+  }
+  return false;
+}
+
+Status TileReduction(Schedule& sch, const std::string& name, const SearchContext& ctx,
+                     const SketchOptions& options) {
+  const bool pack = options.pack;
   TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
   int stage = sch.StageOf(block);
   // Read what is needed now: primitives below add stages and invalidate references into them.
@@ -97,8 +122,14 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
       bool last = l + 1 == num_spatial;
       LoopRV loop = loops[l];
       int max_inner = last ? 4 * ctx.vector_lanes : kMaxInnerRows;
+      int min_inner = 1;
       int padding = kMaxTilePaddingPercent;
-      if (last && last_extent > ctx.vector_lanes) {
+      if (last && options.short_vectors) {
+        if (!HasShortVector(last_extent, ctx.vector_lanes)) return InvalidArgumentError("no short vector");
+        max_inner = ctx.vector_lanes;
+        min_inner = MinShortVector(ctx.vector_lanes);
+        padding = 0;  // a padded short vector would be a masked one again
+      } else if (last && last_extent > ctx.vector_lanes) {
         // The lanes are split off first (the last vector masked where they do not divide the
         // extent), and the register tile holds up to four vectors of them.
         TUNED_ASSIGN_OR_RETURN(auto split, sch.Split(loop, {Factor{}, Factor{int64_t(ctx.vector_lanes)}}));
@@ -107,7 +138,7 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
         max_inner = kMaxInnerVectors;
         padding = 0;  // the vector split already padded to whole vectors
       }
-      auto parts = TileLoop(sch, loop, 3, max_inner, padding, status);
+      auto parts = TileLoop(sch, loop, 3, max_inner, padding, status, min_inner);
       TUNED_RETURN_IF_ERROR(status);
       outer.push_back(parts[0]);
       middle.push_back(parts[1]);
@@ -174,14 +205,14 @@ Status TileElementwise(Schedule& sch, const std::string& name, const SearchConte
   return sch.Parallel(parallel);
 }
 
-Status ApplyRules(Schedule& sch, const SearchContext& ctx, bool pack) {
+Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options) {
   TUNED_RETURN_IF_ERROR(InlineElementwise(sch));
   for (const std::string& name : LiveStages(sch)) {
     const Stage* st = LiveStage(sch, name);
     if (st == nullptr || st->attach != schedule::AttachKind::kRoot) continue;
     if (st->is_reduction()) {
-      TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, pack));
-      pack = false;  // pack the first reduction only: later ones read what it produced
+      TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, options));
+      options.pack = false;  // pack the first reduction only: later ones read what it produced
     } else {
       TUNED_RETURN_IF_ERROR(TileElementwise(sch, name, ctx));
     }
@@ -204,11 +235,15 @@ bool IsGpuContext(const SearchContext& context) {
 std::vector<Sketch> GenerateSketches(const SearchContext& context) {
   if (IsGpuContext(context)) return GenerateGpuSketches(context);
   std::vector<Sketch> sketches;
-  sketches.push_back({"tile", [context](Schedule& sch) { return ApplyRules(sch, context, false); }});
-  // The packing sketch exists only where the rule finds something to pack.
-  Schedule probe(context.workload, 0);
-  if (ApplyRules(probe, context, true).ok()) {
-    sketches.push_back({"tile+pack", [context](Schedule& sch) { return ApplyRules(sch, context, true); }});
+  // A sketch exists only where its rules apply: something to pack, a short vector to use.
+  for (bool short_vectors : {false, true}) {
+    for (bool pack : {false, true}) {
+      SketchOptions options{.pack = pack, .short_vectors = short_vectors};
+      Schedule probe(context.workload, 0);
+      if ((pack || short_vectors) && !ApplyRules(probe, context, options).ok()) continue;
+      std::string name = std::string("tile") + (pack ? "+pack" : "") + (short_vectors ? "+short-vector" : "");
+      sketches.push_back({name, [context, options](Schedule& sch) { return ApplyRules(sch, context, options); }});
+    }
   }
   return sketches;
 }

@@ -15,6 +15,8 @@
 ///      an elementwise consumer reading it at its own indices is fused into the copy-back
 ///      (epilogue fusion); optionally (a separate sketch) the input read along the innermost
 ///      spatial axis is packed at the last outer loop (cache_read, a contiguous panel);
+///      where whole target vectors do not divide the last spatial extent, another sketch tiles
+///      it directly into short vectors that do (28 as 4 x 7 rather than 16 + a masked 12);
 ///   3. other stages: spatial loops in two levels;
 ///   4. parallel over the fused outer spatial loops, vectorize the innermost spatial loop (up to
 ///      4 vectors of the target), auto-unroll the register tile with a sampled step limit.

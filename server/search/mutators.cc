@@ -35,6 +35,7 @@ class MutateTileSize : public Mutator {
       std::vector<int64_t> factors = trace.decisions.at(index);
       const auto& attrs = trace.instructions[index].int_attrs;
       int64_t max_innermost = attrs.size() > 1 ? attrs[1] : 0;
+      int64_t min_innermost = trace.instructions[index].kind == InstKind::kSampleTile && attrs.size() > 3 ? attrs[3] : 1;
       if (factors.size() < 2) continue;
       size_t from = rng() % factors.size(), to = rng() % factors.size();
       if (from == to || factors[from] == 1) continue;
@@ -49,6 +50,7 @@ class MutateTileSize : public Mutator {
       factors[from] /= p;
       factors[to] *= p;
       if (max_innermost > 0 && factors.back() > max_innermost) continue;
+      if (factors.back() < min_innermost) continue;
       return Decisions{{index, factors}};
     }
     return std::nullopt;

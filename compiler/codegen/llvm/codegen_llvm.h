@@ -24,8 +24,9 @@
 /// - index arithmetic is 64-bit; buffers are addressed through their flattened row-major offset;
 /// - `vectorized` loops of constant extent become LLVM vector instructions when lanes may run in
 ///   lockstep (analysis/loop_analysis.h, VectorizeBlocker): unit-stride accesses are vector loads/stores,
-///   lane-invariant ones scalar loads broadcast, others gathers/scatters; branches on a lane-
-///   dependent condition become masks; a blocked loop is emitted as a plain loop and logged;
+///   lane-invariant ones scalar loads broadcast (under a mask: loaded while any lane is active,
+///   never a gather of one address), others gathers/scatters; branches on a lane-dependent
+///   condition become masks; a blocked loop is emitted as a plain loop and logged;
 /// - `unrolled` loops of constant extent are copied `extent` times (at most kMaxUnrollCopies);
 /// - inside a loop annotated with auto_unroll_max_step = S > 0, every inner serial loop of
 ///   constant extent whose LoopSteps (extent x steps of its body) is at most S is unrolled

@@ -570,12 +570,15 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     return value;
   }
 
-  enum class AccessKind { kScalar, kContiguous, kGather };
+  // kMaskedInvariant: one element for every lane, read only when some lane is active (a
+  // broadcast weight in the masked tail vector of a tile): a branch around a scalar load, where
+  // a gather of the same address would cost a load per lane.
+  enum class AccessKind { kScalar, kContiguous, kGather, kMaskedInvariant };
 
   AccessKind AccessKindOf(const Expr& offset) {
     if (!vector_) return AccessKind::kScalar;
     switch (ClassifyAccess(offset, vector_->var, bounds_)) {
-      case AccessPattern::kInvariant: return mask_ ? AccessKind::kGather : AccessKind::kScalar;
+      case AccessPattern::kInvariant: return mask_ ? AccessKind::kMaskedInvariant : AccessKind::kScalar;
       case AccessPattern::kUnitStride: return AccessKind::kContiguous;
       case AccessPattern::kStrided: return AccessKind::kGather;
     }
@@ -617,6 +620,19 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       case AccessKind::kGather:
         raw = Gather(element, base, Widen(Emit(offset)), align);
         break;
+      case AccessKind::kMaskedInvariant: {
+        llvm::Value* index = Emit(offset);
+        if (IsVector(index)) {  // an index that loads a lane-dependent value
+          raw = Gather(element, base, index, align);
+          break;
+        }
+        llvm::Value* any_lane = b_.CreateOrReduce(mask_);
+        raw = Branch(
+            any_lane,
+            [&] { return b_.CreateAlignedLoad(element, b_.CreateInBoundsGEP(element, base, index), align); },
+            [&] { return llvm::Constant::getNullValue(element); });
+        break;
+      }
     }
     return FromStorage(raw, buffer->dtype);
   }
@@ -646,6 +662,8 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     if (buffer->dtype.is_bool()) value = b_.CreateZExt(value, ShapedLike(element, value));
     Expr offset = FlatOffset(buffer->shape, op->indices, bounds_);
     AccessKind kind = AccessKindOf(offset);
+    // One element written under a lane mask: the scatter writes it from the active lanes.
+    if (kind == AccessKind::kMaskedInvariant) kind = AccessKind::kGather;
     if (kind == AccessKind::kScalar) {
       // VectorizeBlocker keeps lane-invariant stores out of vector bodies.
       TUNED_CHECK(!IsVector(value)) << "vector value stored to one element of " << buffer->name;

@@ -1,6 +1,7 @@
 // Every sketch of every library op samples, lowers and computes the reference result, for
 // several shapes; the random search never proposes a trace twice.
 
+#include <regex>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -104,6 +105,39 @@ TEST(DesignSpace, MatmulHasPackingSketchAndRegisterTile) {
   EXPECT_NE(program.find("B_global"), std::string::npos) << program;
   EXPECT_NE(program.find("parallel"), std::string::npos) << program;
   EXPECT_NE(program.find("vectorized"), std::string::npos) << program;
+}
+
+// A 28-wide row on 8-lane vectors: whole vectors leave a masked 4-lane tail in every row; the
+// short-vector sketches tile it into vectors of 7, 4 or 2 lanes (divisors of 28), unguarded.
+TEST(DesignSpace, RowsWholeVectorsDoNotDivideGetShortVectorSketches) {
+  SearchContext ctx = ContextFor("matmul(M=16,N=28,K=8)");
+  std::vector<std::string> names;
+  for (const Sketch& sketch : GenerateSketches(ctx)) names.push_back(sketch.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"tile", "tile+pack", "tile+short-vector", "tile+pack+short-vector"}));
+  std::set<int64_t> widths;
+  for (const Sketch& sketch : GenerateSketches(ctx)) {
+    if (sketch.name.find("short-vector") == std::string::npos) continue;
+    for (uint64_t seed = 0; seed < 24; ++seed) {
+      auto sch = SampleSketch(ctx, sketch, seed);
+      ASSERT_TRUE(sch.ok()) << sch.status().message();
+      auto func = lower::Lower(*sch, "kernel", {.hoist_guards = false});
+      ASSERT_TRUE(func.ok()) << func.status().message();
+      std::string program = ir::ToString(func->body);
+      EXPECT_EQ(program.find("if ("), std::string::npos) << program;
+      // The vectorized innermost tile of the main nest: "for C.j_2 in [0, +W) vectorized".
+      std::smatch match;
+      ASSERT_TRUE(std::regex_search(program, match, std::regex(R"(for C\.j_2 in \[0, \+(\d+)\) vectorized)")))
+          << program;
+      int64_t width = std::stoll(match[1]);
+      EXPECT_LE(width, 8) << program;
+      EXPECT_EQ(28 % width, 0) << program;
+      widths.insert(width);
+    }
+  }
+  EXPECT_GT(widths.size(), 1u) << "the width is a sampled decision";
+  // Whole vectors divide 64 and nothing divides the prime 257: no short-vector sketch.
+  EXPECT_EQ(GenerateSketches(ContextFor("matmul(M=16,N=64,K=8)")).size(), 2u);
+  EXPECT_EQ(GenerateSketches(ContextFor("matmul(M=16,N=257,K=8)")).size(), 2u);
 }
 
 TEST(DesignSpace, DenseEpilogueIsFusedIntoTheAccumulatorCopy) {

@@ -220,6 +220,49 @@ TEST_F(JitTest, SelectNeverLoadsInUntakenBranch) {
   }
 }
 
+// for o in 32: for i (vectorized 8): if (o * 8 + i < limit) out[o * 8 + i] = A[o * 8 + i] * W[o],
+// with W of 16 elements before a guard page and limit 128: W[o] is one element for all lanes (a
+// scalar load and a broadcast, never a gather of one address), read only while a lane is active.
+LoweredFunc MaskedBroadcast() {
+  Buffer limits = MakeBuffer("limits", DataType::Int32(), {1});
+  Buffer A = MakeBuffer("A", DataType::Float32(), {256});
+  Buffer W = MakeBuffer("W", DataType::Float32(), {16});
+  Buffer out = MakeBuffer("out", DataType::Float32(), {256});
+  Var o = MakeVar("o"), i = MakeVar("i");
+  Expr index = AsExpr(o) * 8 + AsExpr(i);
+  Expr limit = MakeCast(DataType::Int64(), MakeLoad(limits, {MakeInt(0)}));
+  Stmt store = MakeStore(out, {index}, MakeLoad(A, {index}) * MakeLoad(W, {AsExpr(o)}));
+  return {"masked_broadcast", {limits, A, W, out},
+          MakeFor(o, 0, 32, ForKind::kSerial,
+                  MakeFor(i, 0, 8, ForKind::kVectorized, MakeIfThenElse(index < limit, store)))};
+}
+
+TEST_F(JitTest, LaneInvariantLoadUnderAMaskIsOneScalarLoadWhileALaneIsActive) {
+  LoweredFunc f = MaskedBroadcast();
+  std::string ir = Ir(f, /*optimize=*/false);
+  EXPECT_THAT(ir, Not(HasSubstr("llvm.masked.gather")));
+  EXPECT_THAT(ir, HasSubstr("llvm.vector.reduce.or.v8i1"));
+  EXPECT_THAT(ir, HasSubstr("llvm.masked.load.v8f32"));
+  Inputs inputs = RandomInputsFor(f);
+  inputs["limits"] = {128};
+  StatusOr<std::vector<double>> expected = lower::Interpret(f, inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  StatusOr<std::unique_ptr<JitKernel>> kernel = jit_->Compile(f);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  GuardedBuffer w(16 * sizeof(float), /*guard_after=*/true);
+  for (int k = 0; k < 16; ++k) static_cast<float*>(w.data())[k] = float(inputs["W"][k]);
+  runtime::AlignedBuffer limits(sizeof(int32_t)), a(256 * sizeof(float)), out(256 * sizeof(float));
+  limits.as<int32_t>()[0] = 128;
+  for (int k = 0; k < 256; ++k) a.as<float>()[k] = float(inputs["A"][k]);
+  std::memset(out.data(), 0, 256 * sizeof(float));
+  Status run = (*kernel)->Run({limits.data(), a.data(), w.data(), out.data()});
+  ASSERT_TRUE(run.ok()) << run.message();
+  // The first 128 elements are written; the masked-off rest keeps its zeros.
+  std::vector<double> written(out.as<float>(), out.as<float>() + 128);
+  EXPECT_LE(MaxRelativeError(written, std::vector<double>(expected->begin(), expected->begin() + 128)), 1e-6);
+  for (int k = 128; k < 256; ++k) EXPECT_EQ(out.as<float>()[k], 0.0f) << k;
+}
+
 TEST_F(JitTest, UnrolledLoopIsCopied) {
   LoweredFunc unrolled = AddProgram(ForKind::kUnrolled, 3, 4);
   EXPECT_THAT(Ir(unrolled, false), Not(HasSubstr("j.header")));

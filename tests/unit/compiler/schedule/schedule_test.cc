@@ -88,6 +88,25 @@ TEST_F(ScheduleTest, SamplingDecisionsAreValidated) {
   EXPECT_LE(sch.Get((*tiles)[2]), 4);
 }
 
+// A minimum innermost factor (a short vector that stays a vector) holds when sampling, when
+// replaying a decision, and in the recorded instruction, which alone carries it.
+TEST_F(ScheduleTest, SampledTileKeepsItsInnermostFactorWithinItsMinimum) {
+  auto loops = Loops(C());  // extent 16
+  EXPECT_ERROR(sch.SampleTile(loops[0], 3, 8, 0, std::vector<int64_t>{4, 2, 2}, 4), "innermost factor 2 under 4");
+  EXPECT_ERROR(sch.SampleTile(loops[0], 2, 8, 0, {}, 9), "min_innermost 9 outside [1, max_innermost 8]");
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    Schedule s(matmul, seed);
+    auto tiles = s.SampleTile(*s.GetLoops(*s.GetBlock("C")).value().begin(), 3, 8, 0, {}, 4);
+    ASSERT_TRUE(tiles.ok()) << tiles.status().message();
+    EXPECT_GE(s.Get(tiles->back()), 4);
+    EXPECT_LE(s.Get(tiles->back()), 8);
+    EXPECT_EQ(s.trace().instructions.back().int_attrs, (std::vector<int64_t>{3, 8, 0, 4}));
+    auto replayed = ReplayTrace(matmul, s.trace(), seed + 100);
+    ASSERT_TRUE(replayed.ok()) << replayed.status().message();
+    EXPECT_EQ(replayed->trace().decisions, s.trace().decisions);
+  }
+}
+
 TEST_F(ScheduleTest, SamplingIsReproducibleFromTheSeed) {
   auto sample = [&](uint64_t seed) {
     Schedule s(matmul, seed);

@@ -143,7 +143,6 @@ class CudaRunner final : public DeviceRunner {
 
   v1::GpuRunnerReply Run(const v1::GpuRunnerRequest::Run& request) override {
     v1::GpuRunnerReply reply;
-    if (output_bytes_ == 0) return Failed(reply, v1::MEASURE_STATUS_RUNTIME_ERROR, "no inputs were sent", false);
     const v1::GpuCandidateProgram& candidate = request.program();
     if (candidate.binary().empty()) {
       return Failed(reply, v1::MEASURE_STATUS_COMPILE_ERROR, "the candidate has no cubin (the worker builds it)", false);

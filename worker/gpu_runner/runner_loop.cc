@@ -48,12 +48,20 @@ int ServeRunner(StatusOr<std::unique_ptr<DeviceRunner>> runner) {
   hello.set_status(v1::MEASURE_STATUS_OK);
   *hello.mutable_device() = (*runner)->device();
   if (!WriteMessage(STDOUT_FILENO, hello).ok()) return 1;
+  bool has_output = false;  // a run needs inputs, and an output to write, first
   while (true) {
     v1::GpuRunnerRequest request;
     Status read = ReadMessage(STDIN_FILENO, request);
     if (!read.ok()) return read.code() == StatusCode::kUnavailable ? 0 : 1;  // the worker is gone
-    v1::GpuRunnerReply reply =
-        request.has_inputs() ? (*runner)->SetInputs(request.inputs()) : (*runner)->Run(request.run());
+    v1::GpuRunnerReply reply;
+    if (request.has_inputs()) {
+      reply = (*runner)->SetInputs(request.inputs());
+      has_output = reply.status() == v1::MEASURE_STATUS_OK && request.inputs().output_bytes() > 0;
+    } else if (!has_output) {
+      Failed(reply, v1::MEASURE_STATUS_RUNTIME_ERROR, "no inputs were sent", false);
+    } else {
+      reply = (*runner)->Run(request.run());
+    }
     if (!WriteMessage(STDOUT_FILENO, reply).ok()) return 1;
     if (reply.runner_unusable()) return 2;  // the worker starts a fresh runner
   }

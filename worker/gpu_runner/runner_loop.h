@@ -29,7 +29,8 @@ class DeviceRunner {
   virtual const v1::DeviceInfo& device() const = 0;
   /// Replaces the inputs held on the device.
   virtual v1::GpuRunnerReply SetInputs(const v1::GpuRunnerRequest::Inputs& request) = 0;
-  /// Builds (or loads) a candidate, runs it once for its output and times it when asked.
+  /// Builds (or loads) a candidate, runs it once for its output and times it when asked; called
+  /// only after inputs with an output were set (ServeRunner answers a run before them).
   virtual v1::GpuRunnerReply Run(const v1::GpuRunnerRequest::Run& request) = 0;
 };
 

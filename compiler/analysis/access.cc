@@ -94,4 +94,30 @@ Expr RowMajorOffset(const std::vector<int64_t>& shape, const std::vector<Expr>& 
   return offset.defined() ? offset : MakeInt(0);
 }
 
+int DimensionWalked(const ir::Expr& expr, const ir::BufferNode* buffer, const ir::VarNode* var) {
+  struct Finder : ir::IRVisitor {
+    const ir::BufferNode* buffer;
+    const ir::VarNode* var;
+    int dim = -1;
+    bool consistent = true;
+    void VisitLoad(const ir::Load* op) override {
+      if (op->buffer.get() == buffer) {
+        int found = -1;
+        for (size_t d = 0; d < op->indices.size(); ++d) {
+          if (!ir::UsesVar(op->indices[d], var)) continue;
+          consistent &= found < 0;  // walked along in two dimensions: no one order serves it
+          found = int(d);
+        }
+        consistent &= found >= 0 && (dim < 0 || dim == found);
+        dim = found;
+      }
+      IRVisitor::VisitLoad(op);
+    }
+  } finder;
+  finder.buffer = buffer;
+  finder.var = var;
+  finder.Visit(expr);
+  return finder.consistent ? finder.dim : -1;
+}
+
 }  // namespace tuned::analysis

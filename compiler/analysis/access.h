@@ -58,6 +58,10 @@ AccessAlong AnalyzeAccess(const ir::Expr& offset, const ir::Var& var, const ir::
 AccessPattern ClassifyAccess(const ir::Expr& offset, const ir::Var& var,
                              const ir::VarBounds& bounds);
 
+/// The one dimension of `buffer` whose index uses `var`, the same in every load of `buffer` in
+/// `expr`; -1 where there is none, or `var` moves two dimensions, or the loads disagree.
+int DimensionWalked(const ir::Expr& expr, const ir::BufferNode* buffer, const ir::VarNode* var);
+
 }  // namespace tuned::analysis
 
 #endif  // TUNED_COMPILER_ANALYSIS_ACCESS_H_

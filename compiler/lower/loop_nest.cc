@@ -28,8 +28,7 @@ class PlacementRewriter : public ir::IRMutator {
     bool changed = MutateIndices(op->indices, indices);
     auto it = ctx_.placements.find(op->buffer.get());
     if (it == ctx_.placements.end()) return changed ? ir::MakeLoad(op->buffer, indices) : self;
-    for (size_t d = 0; d < indices.size(); ++d) indices[d] = indices[d] - it->second.offset[d];
-    return ir::MakeLoad(it->second.allocated, indices);
+    return ir::MakeLoad(it->second.allocated, it->second.Locate(std::move(indices)));
   }
 
  private:
@@ -216,8 +215,7 @@ class NestGenerator {
     for (size_t d = 0; d < st.axes.size(); ++d) indices.push_back(ir::Substitute(info.root_value[d], rename));
     auto it = ctx_.placements.find(st.output.get());
     if (it == ctx_.placements.end()) return {st.output, indices};
-    for (size_t d = 0; d < indices.size(); ++d) indices[d] = indices[d] - it->second.offset[d];
-    return {it->second.allocated, indices};
+    return {it->second.allocated, it->second.Locate(std::move(indices))};
   }
 
   Stmt BodyStmt(int id) {

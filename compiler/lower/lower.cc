@@ -11,6 +11,7 @@ StatusOr<LoweredFunc> Lower(const schedule::ScheduleState& state, const std::str
                             const LowerOptions& options) {
   LoweringContext ctx(state);
   TUNED_RETURN_IF_ERROR(InferBounds(ctx));
+  ChooseBufferLayouts(ctx);
   TUNED_ASSIGN_OR_RETURN(ir::Stmt body, GenerateLoopNests(ctx));
   LoweredFunc func;
   func.name = name;

@@ -30,6 +30,12 @@ struct BufferPlacement {
   int loop = -1;
   ir::Buffer allocated;           // the buffer actually allocated (region-sized)
   std::vector<ir::Expr> offset;   // subtracted from every index
+  // Dimension d of `allocated` is dimension dim_order[d] of the buffer the stages access
+  // (buffer_layout.cc); empty: the same order.
+  std::vector<int> dim_order;
+
+  /// The allocated buffer's indices of an access at `indices` of the staged buffer.
+  std::vector<ir::Expr> Locate(std::vector<ir::Expr> indices) const;
 };
 
 struct LoweringContext {
@@ -43,6 +49,10 @@ struct LoweringContext {
 
 /// Infers the region of every live stage and the placement of every intermediate buffer.
 Status InferBounds(LoweringContext& ctx);
+
+/// Lays out every placed buffer for the reduction that computes with it: the dimension its
+/// vector loop walks along goes last (buffer_layout.cc).
+void ChooseBufferLayouts(LoweringContext& ctx);
 
 /// Generates the loop program of all live stages.
 StatusOr<ir::Stmt> GenerateLoopNests(LoweringContext& ctx);

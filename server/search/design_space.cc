@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "compiler/analysis/access.h"
 #include "compiler/ir/ir_mutator.h"
 #include "server/search/gpu_design_space.h"
 #include "server/search/sketch_rules_internal.h"
+#include "server/search/vector_axis.h"
 #include "target/target.h"
 
 namespace tuned::search {
@@ -75,6 +77,34 @@ int PackCandidate(const Schedule& sch, int stage, const ir::VarNode* axis) {
   return -1;
 }
 
+// The index of `buffer` among the buffers `stage` reads.
+int ReadIndexOf(const Schedule& sch, int stage, const ir::BufferNode* buffer) {
+  std::vector<ir::Buffer> reads = sch.state().ReadBuffers(stage);
+  for (size_t i = 0; i < reads.size(); ++i) {
+    if (reads[i].get() == buffer) return int(i);
+  }
+  return -1;
+}
+
+// The dimension of `panel`'s buffer that `stage` walks along with its spatial axis `axis`.
+int PanelDimension(const Schedule& sch, int stage, int panel, size_t axis) {
+  const Stage& consumer = sch.state().stages[stage];
+  return analysis::DimensionWalked(consumer.body, sch.state().stages[panel].output.get(),
+                                   consumer.axes[axis].var.get());
+}
+
+// Vectorizes a copy stage (one loop per dimension) along dimension `dim`, moved innermost.
+Status VectorizeAlong(Schedule& sch, BlockRV copy, size_t dim) {
+  TUNED_ASSIGN_OR_RETURN(auto loops, sch.GetLoops(copy));
+  if (dim >= loops.size()) return InvalidArgumentError("no dimension to vectorize the copy along");
+  if (dim + 1 != loops.size()) {
+    std::vector<LoopRV> order(loops.begin(), loops.end());
+    std::rotate(order.begin() + long(dim), order.begin() + long(dim) + 1, order.end());
+    TUNED_RETURN_IF_ERROR(sch.Reorder(order));
+  }
+  return sch.Vectorize(loops[dim]);
+}
+
 // The choices that make one sketch of the CPU rules differ from another.
 struct SketchOptions {
   // Stage the input read along the vectorized axis into a contiguous panel (cache_read).
@@ -83,6 +113,9 @@ struct SketchOptions {
   // lanes that divides the extent (28 as 4 x 7), where whole target vectors would leave a
   // masked tail vector in every row (28 as 16 + 12).
   bool short_vectors = false;
+  // Vectorize along another spatial axis than the last (vector_axis.h), staging the inputs it
+  // walks across into panels with that axis innermost.
+  bool other_vector_axis = false;
 };
 
 // The narrowest short vector worth its lanes: a quarter of the target's.
@@ -110,6 +143,15 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
   const ir::VarNode* innermost_axis = num_spatial ? st.axes.back().var.get() : nullptr;
   int pack_index = pack && innermost_axis ? PackCandidate(sch, stage, innermost_axis) : -1;
   if (pack && pack_index < 0) return InvalidArgumentError("no input to pack");
+  size_t vector_axis = num_spatial - 1;
+  std::vector<const ir::BufferNode*> panels;
+  if (options.other_vector_axis) {
+    std::optional<OtherVectorAxis> other = FindOtherVectorAxis(sch, stage, ctx.vector_lanes);
+    if (!other) return InvalidArgumentError("no other axis to vectorize");
+    vector_axis = size_t(other->axis);
+    panels = other->panels;
+  }
+  const int64_t vector_extent = num_spatial ? st.axes[vector_axis].extent : 0;
   std::string epilogue = EpilogueOf(sch, stage);
 
   TUNED_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(block, "local"));
@@ -119,7 +161,7 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
   std::vector<LoopRV> lanes;  // the vector lanes of the last spatial loop, innermost of all
   for (size_t l = 0; l < loops.size(); ++l) {
     if (l < num_spatial) {
-      bool last = l + 1 == num_spatial;
+      bool last = l == vector_axis;  // the loop that holds the vector lanes
       LoopRV loop = loops[l];
       int max_inner = last ? 4 * ctx.vector_lanes : kMaxInnerRows;
       int min_inner = 1;
@@ -129,7 +171,7 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
         max_inner = ctx.vector_lanes;
         min_inner = MinShortVector(ctx.vector_lanes);
         padding = 0;  // a padded short vector would be a masked one again
-      } else if (last && last_extent > ctx.vector_lanes) {
+      } else if (last && vector_extent > ctx.vector_lanes) {
         // The lanes are split off first (the last vector masked where they do not divide the
         // extent), and the register tile holds up to four vectors of them.
         TUNED_ASSIGN_OR_RETURN(auto split, sch.Split(loop, {Factor{}, Factor{int64_t(ctx.vector_lanes)}}));
@@ -150,6 +192,8 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
       reduce_inner.push_back(parts[1]);
     }
   }
+  // The vector axis's register tile runs innermost, just outside its lanes.
+  std::rotate(inner.begin() + long(vector_axis), inner.begin() + long(vector_axis) + 1, inner.end());
   std::vector<LoopRV> order;
   for (auto* level : {&outer, &middle, &reduce_outer, &reduce_inner, &inner, &lanes}) {
     order.insert(order.end(), level->begin(), level->end());
@@ -157,8 +201,7 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
   TUNED_RETURN_IF_ERROR(sch.Reorder(order));
   if (!middle.empty()) {
     TUNED_RETURN_IF_ERROR(sch.ReverseComputeAt(write_back, middle.back()));
-    TUNED_ASSIGN_OR_RETURN(auto wb_loops, sch.GetLoops(write_back));
-    TUNED_RETURN_IF_ERROR(sch.Vectorize(wb_loops.back()));
+    TUNED_RETURN_IF_ERROR(VectorizeAlong(sch, write_back, vector_axis));
   }
   if (!epilogue.empty()) {
     TUNED_ASSIGN_OR_RETURN(BlockRV epi, sch.GetBlock(epilogue));
@@ -169,6 +212,12 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
     TUNED_RETURN_IF_ERROR(sch.ComputeAt(panel, outer.back()));
     TUNED_ASSIGN_OR_RETURN(auto panel_loops, sch.GetLoops(panel));
     TUNED_RETURN_IF_ERROR(sch.Vectorize(panel_loops.back()));
+  }
+  for (const ir::BufferNode* input : panels) {
+    TUNED_ASSIGN_OR_RETURN(BlockRV panel, sch.CacheRead(block, ReadIndexOf(sch, stage, input), "global"));
+    TUNED_RETURN_IF_ERROR(sch.ComputeAt(panel, outer.back()));
+    TUNED_RETURN_IF_ERROR(VectorizeAlong(sch, panel, PanelDimension(sch, stage, sch.StageOf(panel),
+                                                                     vector_axis)));
   }
   if (!lanes.empty()) {
     TUNED_RETURN_IF_ERROR(sch.Vectorize(lanes.back()));
@@ -212,7 +261,10 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
     if (st == nullptr || st->attach != schedule::AttachKind::kRoot) continue;
     if (st->is_reduction()) {
       TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, options));
-      options.pack = false;  // pack the first reduction only: later ones read what it produced
+      // Pack, or vectorize along another axis, the first reduction only: later ones read
+      // what it produced.
+      options.pack = false;
+      options.other_vector_axis = false;
     } else {
       TUNED_RETURN_IF_ERROR(TileElementwise(sch, name, ctx));
     }
@@ -236,14 +288,18 @@ std::vector<Sketch> GenerateSketches(const SearchContext& context) {
   if (IsGpuContext(context)) return GenerateGpuSketches(context);
   std::vector<Sketch> sketches;
   // A sketch exists only where its rules apply: something to pack, a short vector to use.
-  for (bool short_vectors : {false, true}) {
-    for (bool pack : {false, true}) {
-      SketchOptions options{.pack = pack, .short_vectors = short_vectors};
-      Schedule probe(context.workload, 0);
-      if ((pack || short_vectors) && !ApplyRules(probe, context, options).ok()) continue;
-      std::string name = std::string("tile") + (pack ? "+pack" : "") + (short_vectors ? "+short-vector" : "");
-      sketches.push_back({name, [context, options](Schedule& sch) { return ApplyRules(sch, context, options); }});
-    }
+  std::vector<std::pair<std::string, SketchOptions>> variants = {
+      {"tile", {}},
+      {"tile+pack", {.pack = true}},
+      {"tile+short-vector", {.short_vectors = true}},
+      {"tile+pack+short-vector", {.pack = true, .short_vectors = true}},
+      {"tile+other-vector-axis", {.other_vector_axis = true}},
+  };
+  for (const auto& [name, options] : variants) {
+    Schedule probe(context.workload, 0);
+    bool plain = !options.pack && !options.short_vectors && !options.other_vector_axis;
+    if (!plain && !ApplyRules(probe, context, options).ok()) continue;
+    sketches.push_back({name, [context, options](Schedule& sch) { return ApplyRules(sch, context, options); }});
   }
   return sketches;
 }

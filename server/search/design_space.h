@@ -17,6 +17,11 @@
 ///      spatial axis is packed at the last outer loop (cache_read, a contiguous panel);
 ///      where whole target vectors do not divide the last spatial extent, another sketch tiles
 ///      it directly into short vectors that do (28 as 4 x 7 rather than 16 + a masked 12);
+///      where the last spatial axis is a poor vector (strided reads, as a stride-2 convolution
+///      reads its image, or no whole vectors), another sketch vectorizes along another spatial
+///      axis with whole vectors (vector_axis.h: a convolution's output channels), staging the
+///      inputs it walks across into panels at the last outer loop, laid out with that axis
+///      innermost;
 ///   3. other stages: spatial loops in two levels;
 ///   4. parallel over the fused outer spatial loops, vectorize the innermost spatial loop (up to
 ///      4 vectors of the target), auto-unroll the register tile with a sampled step limit.

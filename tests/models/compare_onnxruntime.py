@@ -2,14 +2,16 @@
 """A model through tuned's compiled kernels against onnxruntime's CPU provider, on the same inputs.
 
     compare_onnxruntime.py --tuned BIN --model M.onnx --work DIR [--db DB] [--trials N]
-                           [--venv DIR] [--tolerance T] [--repeat R]
+                           [--venv DIR] [--tolerance T] [--repeat R] [--min-sample-seconds S]
 
 With --trials, the model is first tuned with that budget (`tuned tune --model`, embedded, into
 --db); then `tuned compile --model` builds its library from the log (default schedules where it
 has no record), `tuned run-model --save` runs it on seeded random inputs, and onnxruntime runs
 the model file on the same inputs. Every output must match within the float32 tolerance of
 tuned's verification: |tuned - ort| <= T * max(1, |ort|). Prints both latencies (median of
---repeat runs each, each runtime in its own process, one thread pool each).
+--repeat runs each, each runtime in its own process, one thread pool each). With
+--min-sample-seconds, each of onnxruntime's --repeat samples runs the model until it lasts that
+long and counts the time per run, so a small model is not timed by Python's overhead.
 
 onnxruntime comes from PyPI (`scripts/test.sh` installs it into build/ort-venv): when this
 interpreter lacks it, the script runs itself again with --venv's Python, and without that it
@@ -57,6 +59,7 @@ def main():
     p.add_argument("--venv", default="")
     p.add_argument("--tolerance", type=float, default=1e-4)
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--min-sample-seconds", type=float, default=0.0)
     a = p.parse_args()
     ensure_onnxruntime(a.venv)
     import numpy as np
@@ -89,9 +92,12 @@ def main():
     outputs = session.run(None, feeds)
     times = []
     for _ in range(a.repeat):
-        start = time.perf_counter()
-        session.run(None, feeds)
-        times.append(time.perf_counter() - start)
+        runs, start = 0, time.perf_counter()
+        while runs == 0 or elapsed < a.min_sample_seconds:
+            session.run(None, feeds)
+            runs += 1
+            elapsed = time.perf_counter() - start
+        times.append(elapsed / runs)
     worst = 0.0
     for o, expected in zip(session.get_outputs(), outputs):
         got = np.fromfile(os.path.join(io, o.name.replace("/", "_") + ".bin"), np.float32).reshape(expected.shape)

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""tuned against onnxruntime and oneDNN on single DL ops (shapes.py), one trial budget per op.
+
+    sweep.py [--trials N] [--repeat R] [--build DIR] [--venv DIR] [--work DIR] [SHAPE ...]
+
+For each shape (all by default): the one-node model is written, tuned into a fresh log
+(`tuned tune --model`), then compare_onnxruntime.py compiles it, times it through `tuned
+run-model` (R runs), checks its output against onnxruntime's and times onnxruntime (R samples
+of >= 20 ms each); tuned_onednn_op times the op in oneDNN. Every runtime runs in its own
+process. Prints the table (ratio = the faster library's time / tuned's kernel time, > 1: tuned
+is faster) with the geometric mean of the ratios, and writes it as JSON into the work folder.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+COMPARE = os.path.join(ROOT, "tests", "models", "compare_onnxruntime.py")
+sys.path.insert(0, os.path.dirname(COMPARE))
+from compare_onnxruntime import ensure_onnxruntime  # noqa: E402
+
+MIN_SAMPLE_SECONDS = 0.02  # per timing sample of onnxruntime and oneDNN: long enough for small ops
+
+
+def run_json(command):
+    """The command's JSON on stdout (None if it printed none), its exit status and stderr's tail."""
+    result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
+    try:
+        out = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        out = None
+    return out, result.returncode, result.stderr.strip()[-800:]
+
+
+def sweep_shape(shape, a, tuned, onednn):
+    import onnx
+    work = os.path.join(a.work, shape.name)
+    os.makedirs(work, exist_ok=True)
+    model, db = os.path.join(work, shape.name + ".onnx"), os.path.join(work, "tuned.db")
+    onnx.save(shape.model(), model)
+    row = {"shape": shape.name, "gflop": 2 * shape.macs() * 1e-9, "db": db}
+
+    start = time.monotonic()
+    tune, rc, err = run_json([tuned, "tune", "--model", model, "--db", db, "--trials", a.trials, "--json"])
+    row["tune_wall_seconds"] = time.monotonic() - start
+    if rc != 0 or tune is None:
+        row["error"] = f"tune failed ({rc}): {err}"
+        return row
+    row["trials"] = tune["trials"]
+
+    compare, rc, err = run_json([sys.executable, COMPARE, "--tuned", tuned, "--model", model, "--db", db,
+                                 "--work", os.path.join(work, "run"), "--venv", a.venv, "--repeat", a.repeat,
+                                 "--min-sample-seconds", MIN_SAMPLE_SECONDS])
+    if compare is None:
+        row["error"] = f"compare_onnxruntime.py failed ({rc}): {err}"
+        return row
+    row.update(tuned_kernel_seconds=compare["tuned_kernel_median_seconds"],
+               tuned_run_seconds=compare["tuned_median_seconds"],
+               onnxruntime_seconds=compare["onnxruntime_median_seconds"], onnxruntime=compare["onnxruntime"],
+               max_relative_error=compare["max_relative_error"], check_ok=rc == 0,
+               tasks_from_log=f"{compare['tasks_from_log']}/{compare['tasks']}")
+    if onednn:
+        # A convolution runs both on NCHW and on oneDNN's own layouts (reorders timed): the faster counts.
+        variants = [[]] + ([["--native-layouts"]] if shape.onednn_args()[0] == "conv" else [])
+        for flags in variants:
+            out, rc, err = run_json([onednn, *shape.onednn_args(), "--min-sample-ms", MIN_SAMPLE_SECONDS * 1e3, *flags])
+            if out is None or rc != 0:
+                row["onednn_error"] = f"({rc}): {err}"
+            elif out["median_seconds"] < row.get("onednn_seconds", math.inf):
+                layouts = "native layouts + reorders" if out["native_layouts"] else "plain layouts"
+                row.update(onednn_seconds=out["median_seconds"],
+                           onednn_implementation=f"{out['implementation']} ({layouts})")
+    best = min(t for t in (row["onnxruntime_seconds"], row.get("onednn_seconds")) if t)
+    row["ratio"] = best / row["tuned_kernel_seconds"]
+    return row
+
+
+def us(seconds):
+    return f"{seconds * 1e6:.1f}" if seconds else "n/a"
+
+
+def print_table(rows, onednn_built):
+    print(f"\n{'shape':<22} {'GFLOP':>7} {'tuned us':>10} {'GFLOP/s':>8} {'run us':>10} {'ort us':>10} "
+          f"{'oneDNN us':>10} {'ratio':>6}  check")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['shape']:<22} {r['gflop']:>7.3f}  {r['error'].splitlines()[-1][:150]}")
+            continue
+        check = "ok" if r["check_ok"] else f"DIFFERS ({r['max_relative_error']:.2g})"
+        print(f"{r['shape']:<22} {r['gflop']:>7.3f} {us(r['tuned_kernel_seconds']):>10} "
+              f"{r['gflop'] / r['tuned_kernel_seconds']:>8.1f} {us(r['tuned_run_seconds']):>10} "
+              f"{us(r['onnxruntime_seconds']):>10} {us(r.get('onednn_seconds')):>10} {r['ratio']:>6.2f}  {check}")
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+    if geomean:
+        print(f"geometric mean of the ratios over {len(ratios)} shapes: {geomean:.3f}")
+    print("tuned us: median time inside tuned's kernel (run-model's kernel_median_seconds); run us: the "
+          "whole run-model step;\nratio: the faster library's time / tuned us (> 1: tuned is faster)"
+          + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))
+    print(f"\n{'shape':<22} {'trials':>6} {'tune s':>8} {'from log':>8}  oneDNN implementation")
+    for r in rows:
+        print(f"{r['shape']:<22} {r.get('trials', '-'):>6} {r['tune_wall_seconds']:>8.1f} "
+              f"{r.get('tasks_from_log', '-'):>8}  {r.get('onednn_implementation', r.get('onednn_error', 'n/a'))}")
+    return geomean
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("shapes", nargs="*", help="shape names (default: all)")
+    p.add_argument("--trials", type=int, default=128)
+    p.add_argument("--repeat", type=int, default=50, help="timed runs of tuned, samples of onnxruntime")
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--venv", default="", help="default: BUILD/ort-venv")
+    p.add_argument("--work", default="", help="default: a new folder under /tmp")
+    a = p.parse_args()
+    a.venv = a.venv or os.path.join(a.build, "ort-venv")
+    ensure_onnxruntime(a.venv)  # runs this script again in the venv (onnx, onnxruntime) if needed
+    from shapes import SHAPES
+
+    by_name = {s.name: s for s in SHAPES}
+    unknown = [n for n in a.shapes if n not in by_name]
+    if unknown:
+        sys.exit(f"unknown shape(s) {', '.join(unknown)}; the shapes: {' '.join(by_name)}")
+    tuned = os.path.join(a.build, "cli", "tuned")
+    onednn = os.path.join(a.build, "bench", "tuned_onednn_op")
+    onednn = onednn if os.path.exists(onednn) else None
+    a.work = a.work or tempfile.mkdtemp(prefix="tuned-sweep-")
+    rows = []
+    for shape in [by_name[n] for n in a.shapes] if a.shapes else SHAPES:
+        print(f"{shape.name}: tuning {a.trials} trials ...", file=sys.stderr, flush=True)
+        rows.append(sweep_shape(shape, a, tuned, onednn))
+        print(f"{shape.name}: {json.dumps(rows[-1])}", file=sys.stderr, flush=True)
+    geomean = print_table(rows, onednn is not None)
+    path = os.path.join(a.work, "sweep.json")
+    with open(path, "w") as f:
+        json.dump({"trials": a.trials, "repeat": a.repeat, "cpu_count": os.cpu_count(), "onednn_built": bool(onednn),
+                   "geomean_ratio": geomean, "rows": rows}, f, indent=2)
+    print(f"\ntable as JSON: {path}\nwork folder (models, logs, libraries): {a.work}")
+    if any("error" in r or not r.get("check_ok") for r in rows):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

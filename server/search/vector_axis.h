@@ -1,0 +1,33 @@
+#ifndef TUNED_SERVER_SEARCH_VECTOR_AXIS_H_
+#define TUNED_SERVER_SEARCH_VECTOR_AXIS_H_
+
+/// \file
+/// Which spatial axis a reduction's vector loop may walk along besides the last. The CPU rules
+/// vectorize the last spatial axis; where that axis is a poor vector (its extent is not a
+/// multiple of the target's lanes, or an input is read across it with a stride, as a stride-2
+/// convolution reads its image) another axis with whole vectors may serve: every input is then
+/// either invariant along it (a broadcast), contiguous along it, or indexed by it with unit
+/// stride in one dimension, which a panel with that dimension innermost makes contiguous
+/// (lowering lays staged buffers out for their reduction's vector loop: buffer_layout.cc).
+/// A convolution's output channels are such an axis: the image is a broadcast along them and
+/// the weights, KCRS, become a CRSK panel.
+
+#include <optional>
+#include <vector>
+
+#include "compiler/schedule/schedule.h"
+
+namespace tuned::search {
+
+struct OtherVectorAxis {
+  int axis = -1;                                // spatial axis of the stage
+  std::vector<const ir::BufferNode*> panels;    // inputs to stage with that axis innermost
+};
+
+/// The other axis of `stage` worth vectorizing with `lanes`-wide vectors (the longest where
+/// several are), or nullopt where the last axis vectorizes well or no other axis qualifies.
+std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch, int stage, int lanes);
+
+}  // namespace tuned::search
+
+#endif  // TUNED_SERVER_SEARCH_VECTOR_AXIS_H_

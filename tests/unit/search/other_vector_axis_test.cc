@@ -1,0 +1,138 @@
+// The other-vector-axis sketch: where the last spatial axis is a poor vector (strided reads, no
+// whole vectors), a reduction vectorizes along another axis, its inputs staged into panels with
+// that axis innermost and its accumulator laid out likewise (compiler/lower/buffer_layout.cc).
+// Each candidate is checked through the interpreter and the JIT against the reference.
+
+#include <regex>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "compiler/codegen/llvm/llvm_jit.h"
+#include "compiler/ir/evaluator.h"
+#include "compiler/ir/ir_printer.h"
+#include "compiler/ir/op_library.h"
+#include "compiler/lower/interpreter.h"
+#include "compiler/lower/lower.h"
+#include "server/search/design_space.h"
+#include "tests/unit/compiler/codegen/codegen_test_util.h"
+
+namespace tuned::search {
+namespace {
+
+constexpr int kLanes = 8;
+
+SearchContext ContextFor(const std::string& spec) {
+  auto w = ir::ParseWorkloadSpec(spec);
+  EXPECT_TRUE(w.ok()) << spec;
+  SearchContext ctx;
+  ctx.workload = std::make_shared<const ir::Workload>(std::move(w).value());
+  ctx.target = "llvm -mcpu=znver3 -num-cores=2";
+  ctx.num_cores = 2;
+  ctx.vector_lanes = kLanes;
+  return ctx;
+}
+
+const Sketch* FindSketch(const std::vector<Sketch>& sketches, const std::string& name) {
+  for (const Sketch& s : sketches) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+// The extents of `buffer`'s allocation in a printed program ("allocate NAME: float32[a, b]").
+std::vector<int64_t> AllocatedShape(const std::string& program, const std::string& buffer) {
+  std::smatch match;
+  if (!std::regex_search(program, match, std::regex("allocate " + buffer + R"(: \w+\[([0-9, ]+)\])"))) return {};
+  std::vector<int64_t> shape;
+  std::stringstream dims(match[1].str());
+  for (std::string dim; std::getline(dims, dim, ',');) shape.push_back(std::stoll(dim));
+  return shape;
+}
+
+class OtherVectorAxisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto jit = codegen::LlvmJit::Create(codegen::testing::HostTarget());
+    ASSERT_TRUE(jit.ok()) << jit.status().message();
+    jit_ = std::move(jit).value();
+  }
+
+  // Samples `seeds` candidates of the sketch and checks each through the interpreter and the
+  // JIT; returns their lowered programs.
+  std::vector<std::string> SampleAndCheck(const SearchContext& ctx, int seeds) {
+    std::vector<Sketch> sketches = GenerateSketches(ctx);
+    const Sketch* sketch = FindSketch(sketches, "tile+other-vector-axis");
+    EXPECT_NE(sketch, nullptr) << ctx.workload->key();
+    if (sketch == nullptr) return {};
+    auto inputs = ir::RandomInputs(*ctx.workload, 1);
+    auto reference = ir::EvaluateReference(*ctx.workload, inputs);
+    EXPECT_TRUE(reference.ok());
+    const std::vector<double>& expected = reference->at(ctx.workload->output_stage().name);
+    const double tolerance = ir::ToleranceFor(ctx.workload->output_stage().output->dtype);
+    std::vector<std::string> programs;
+    for (int seed = 0; seed < seeds; ++seed) {
+      auto sch = SampleSketch(ctx, *sketch, uint64_t(seed));
+      EXPECT_TRUE(sch.ok()) << sch.status().message();
+      if (!sch.ok()) continue;
+      auto func = lower::Lower(*sch);
+      EXPECT_TRUE(func.ok()) << func.status().message() << "\n" << sch->trace().ToString();
+      if (!func.ok()) continue;
+      std::string program = ir::ToString(func->body);
+      auto interpreted = lower::Interpret(*func, inputs);
+      EXPECT_TRUE(interpreted.ok()) << interpreted.status().message();
+      if (interpreted.ok()) {
+        EXPECT_LE(ir::MaxRelativeError(*interpreted, expected), tolerance) << program;
+      }
+      auto jitted = codegen::testing::RunOnJit(*jit_, *func, inputs);
+      EXPECT_TRUE(jitted.ok()) << jitted.status().message();
+      if (jitted.ok()) {
+        EXPECT_LE(ir::MaxRelativeError(*jitted, expected), tolerance) << program;
+      }
+      programs.push_back(program);
+    }
+    return programs;
+  }
+
+  std::unique_ptr<codegen::LlvmJit> jit_;
+};
+
+TEST_F(OtherVectorAxisTest, StridedConvolutionVectorizesChannelsFromAChannelInnermostWeightPanel) {
+  // Stride 2 reads the image with a stride along the output row: the channels are the vector.
+  SearchContext ctx = ContextFor("conv2d_nchw(N=1,C=3,H=15,W=15,F=16,R=3,S=3,stride=2,pad=1)");
+  for (const std::string& program : SampleAndCheck(ctx, 8)) {
+    // KCRS staged as CRSK: the panel's last extent is the channel tile, whole vectors of it.
+    std::vector<int64_t> panel = AllocatedShape(program, "weight_global");
+    ASSERT_EQ(panel.size(), 4u) << program;
+    EXPECT_EQ(panel[3] % kLanes, 0) << program;
+    EXPECT_EQ((std::vector<int64_t>{panel[0], panel[1], panel[2]}), (std::vector<int64_t>{3, 3, 3})) << program;
+    // The accumulator keeps its channels innermost too.
+    std::vector<int64_t> acc = AllocatedShape(program, "conv_local");
+    ASSERT_EQ(acc.size(), 4u) << program;
+    EXPECT_EQ(acc[3] % kLanes, 0) << program;
+  }
+}
+
+TEST_F(OtherVectorAxisTest, OtherOpsWithAPoorLastAxisComputeTheReference) {
+  // A prime GEMM vectorizes along its rows from a transposed panel of A; a strided depthwise
+  // convolution along its channels from a channel-innermost panel of the image.
+  for (const char* spec : {"matmul(M=16,N=13,K=7)", "depthwise_conv2d(N=1,C=16,H=9,W=9,stride=2,pad=1)"}) {
+    SCOPED_TRACE(spec);
+    EXPECT_EQ(SampleAndCheck(ContextFor(spec), 6).size(), 6u);
+  }
+}
+
+TEST(OtherVectorAxis, OnlyWhereTheLastAxisIsAPoorVector) {
+  // Contiguous whole vectors along the output row: the usual sketches only.
+  for (const char* spec : {"matmul(M=16,N=64,K=8)", "conv2d_nchw(N=1,C=3,H=16,W=16,F=16,R=3,S=3,stride=1,pad=1)"}) {
+    std::vector<Sketch> sketches = GenerateSketches(ContextFor(spec));
+    EXPECT_EQ(FindSketch(sketches, "tile+other-vector-axis"), nullptr) << spec;
+  }
+  // No other axis has whole vectors (F = 12).
+  std::vector<Sketch> sketches =
+      GenerateSketches(ContextFor("conv2d_nchw(N=1,C=3,H=15,W=15,F=12,R=3,S=3,stride=2,pad=1)"));
+  EXPECT_EQ(FindSketch(sketches, "tile+other-vector-axis"), nullptr);
+}
+
+}  // namespace
+}  // namespace tuned::search

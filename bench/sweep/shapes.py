@@ -22,6 +22,10 @@ class MatMul:
     def macs(self):
         return self.m * self.n * self.k
 
+    def bytes(self):
+        """fp32 bytes an op must move at least: every input, weight and output once."""
+        return 4 * (self.m * self.k + self.k * self.n + self.m * self.n)
+
     def onednn_args(self):
         return ["matmul", self.m, self.n, self.k]
 
@@ -46,6 +50,10 @@ class Conv:
 
     def macs(self):
         return self.f * self.out_hw() ** 2 * (self.c // self.groups) * self.k * self.k
+
+    def bytes(self):
+        """fp32 bytes an op must move at least: every input, weight and output once."""
+        return 4 * (self.c * self.hw ** 2 + self.f * (self.c // self.groups) * self.k ** 2 + self.f * self.out_hw() ** 2)
 
     def onednn_args(self):
         return ["conv", 1, self.c, self.hw, self.hw, self.f, self.k, self.k, self.stride, self.k // 2, self.groups]

@@ -9,6 +9,10 @@ run-model` (R runs), checks its output against onnxruntime's and times onnxrunti
 of >= 20 ms each); tuned_onednn_op times the op in oneDNN. Every runtime runs in its own
 process. Prints the table (ratio = the faster library's time / tuned's kernel time, > 1: tuned
 is faster) with the geometric mean of the ratios, and writes it as JSON into the work folder.
+tuned_machine_peak measures the machine's fp32 FMA peak and memory bandwidth before the first
+and after the last op; each op's "roofline" share is its time at the better of the two figures
+(FLOPs at the peak, or its minimum bytes at the read bandwidth, whichever takes longer) over
+tuned's time.
 """
 import argparse
 import json
@@ -44,7 +48,7 @@ def sweep_shape(shape, a, tuned, onednn):
     os.makedirs(work, exist_ok=True)
     model, db = os.path.join(work, shape.name + ".onnx"), os.path.join(work, "tuned.db")
     onnx.save(shape.model(), model)
-    row = {"shape": shape.name, "gflop": 2 * shape.macs() * 1e-9, "db": db}
+    row = {"shape": shape.name, "gflop": 2 * shape.macs() * 1e-9, "mbytes": shape.bytes() * 1e-6, "db": db}
 
     start = time.monotonic()
     tune, rc, err = run_json([tuned, "tune", "--model", model, "--db", db, "--trials", a.trials, "--json"])
@@ -81,27 +85,44 @@ def sweep_shape(shape, a, tuned, onednn):
     return row
 
 
+def measure_peak(program):
+    out, rc, err = run_json([program])
+    if out is None or rc != 0:
+        sys.exit(f"{program} failed ({rc}): {err}")
+    return out
+
+
 def us(seconds):
     return f"{seconds * 1e6:.1f}" if seconds else "n/a"
 
 
-def print_table(rows, onednn_built):
-    print(f"\n{'shape':<22} {'GFLOP':>7} {'tuned us':>10} {'GFLOP/s':>8} {'run us':>10} {'ort us':>10} "
-          f"{'oneDNN us':>10} {'ratio':>6}  check")
+def roofline_seconds(row, peak):
+    """The op's time at the machine's limits: its FLOPs at the FMA peak or its bytes at the read bandwidth."""
+    return max(row["gflop"] / peak["fma_gflops"], row["mbytes"] * 1e-3 / peak["read_gbs"])
+
+
+def print_table(rows, onednn_built, peak):
+    print(f"\nmachine (measured in this run, best of before and after): fp32 FMA peak {peak['fma_gflops']:.1f} "
+          f"GFLOP/s on {peak['threads']} threads, read {peak['read_gbs']:.1f} GB/s, triad {peak['triad_gbs']:.1f} GB/s")
+    print(f"\n{'shape':<22} {'GFLOP':>7} {'tuned us':>10} {'GFLOP/s':>8} {'roofline':>8} {'run us':>10} "
+          f"{'ort us':>10} {'oneDNN us':>10} {'ratio':>6}  check")
     for r in rows:
         if "error" in r:
             print(f"{r['shape']:<22} {r['gflop']:>7.3f}  {r['error'].splitlines()[-1][:150]}")
             continue
         check = "ok" if r["check_ok"] else f"DIFFERS ({r['max_relative_error']:.2g})"
+        r["roofline_share"] = roofline_seconds(r, peak) / r["tuned_kernel_seconds"]
         print(f"{r['shape']:<22} {r['gflop']:>7.3f} {us(r['tuned_kernel_seconds']):>10} "
-              f"{r['gflop'] / r['tuned_kernel_seconds']:>8.1f} {us(r['tuned_run_seconds']):>10} "
+              f"{r['gflop'] / r['tuned_kernel_seconds']:>8.1f} {r['roofline_share']:>8.1%} "
+              f"{us(r['tuned_run_seconds']):>10} "
               f"{us(r['onnxruntime_seconds']):>10} {us(r.get('onednn_seconds')):>10} {r['ratio']:>6.2f}  {check}")
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     if geomean:
         print(f"geometric mean of the ratios over {len(ratios)} shapes: {geomean:.3f}")
-    print("tuned us: median time inside tuned's kernel (run-model's kernel_median_seconds); run us: the "
-          "whole run-model step;\nratio: the faster library's time / tuned us (> 1: tuned is faster)"
+    print("tuned us: median time inside tuned's kernel (run-model's kernel_median_seconds); roofline: the op's "
+          "time at the FMA peak or the read bandwidth / tuned us;\nrun us: the whole run-model step; "
+          "ratio: the faster library's time / tuned us (> 1: tuned is faster)"
           + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))
     print(f"\n{'shape':<22} {'trials':>6} {'tune s':>8} {'from log':>8}  oneDNN implementation")
     for r in rows:
@@ -131,15 +152,20 @@ def main():
     onednn = os.path.join(a.build, "bench", "tuned_onednn_op")
     onednn = onednn if os.path.exists(onednn) else None
     a.work = a.work or tempfile.mkdtemp(prefix="tuned-sweep-")
+    machine_peak = os.path.join(a.build, "bench", "tuned_machine_peak")
+    peaks = [measure_peak(machine_peak)]
     rows = []
     for shape in [by_name[n] for n in a.shapes] if a.shapes else SHAPES:
         print(f"{shape.name}: tuning {a.trials} trials ...", file=sys.stderr, flush=True)
         rows.append(sweep_shape(shape, a, tuned, onednn))
         print(f"{shape.name}: {json.dumps(rows[-1])}", file=sys.stderr, flush=True)
-    geomean = print_table(rows, onednn is not None)
+    peaks.append(measure_peak(machine_peak))
+    peak = {k: max(p[k] for p in peaks) for k in peaks[0]}
+    geomean = print_table(rows, onednn is not None, peak)
     path = os.path.join(a.work, "sweep.json")
     with open(path, "w") as f:
         json.dump({"trials": a.trials, "repeat": a.repeat, "cpu_count": os.cpu_count(), "onednn_built": bool(onednn),
+                   "machine_peak": peaks,
                    "geomean_ratio": geomean, "rows": rows}, f, indent=2)
     print(f"\ntable as JSON: {path}\nwork folder (models, logs, libraries): {a.work}")
     if any("error" in r or not r.get("check_ok") for r in rows):

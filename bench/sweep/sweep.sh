@@ -11,6 +11,7 @@ cd "$(dirname "$0")/../.."
 build=${BUILD_DIR:-build}
 trials=${1:-128}
 shift $(( $# > 0 ? 1 : 0 ))
+[ -x "$build/bench/tuned_machine_peak" ] || ninja -C "$build" tuned_machine_peak
 [ -x "$build/bench/tuned_onednn_op" ] || ninja -C "$build" tuned_onednn_op ||
   echo "sweep.sh: tuned_onednn_op could not be built; the oneDNN column will say n/a" >&2
 exec python3 bench/sweep/sweep.py --build "$build" --trials "$trials" "$@"

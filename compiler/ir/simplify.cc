@@ -283,6 +283,18 @@ class Simplifier : public IRMutator {
         default: break;
       }
     }
+    if (t.is_float()) {
+      // A product with a zero constant is zero and adds nothing: the taps of a convolution that
+      // fall on its zero padding vanish once partitioning has decided their select (an Inf or
+      // NaN weight would have made them NaN; like convolution libraries, padding contributes
+      // nothing here).
+      const FloatImm *fa = a.as<FloatImm>(), *fb = b.as<FloatImm>();
+      bool a_zero = fa && fa->value == 0.0, b_zero = fb && fb->value == 0.0;
+      if (op->op == BinaryOp::kMul && (a_zero || b_zero)) return MakeFloat(0.0, t);
+      if (op->op == BinaryOp::kAdd && b_zero) return a;
+      if (op->op == BinaryOp::kAdd && a_zero) return b;
+      if (op->op == BinaryOp::kSub && b_zero) return a;
+    }
     if (t.is_bool()) {
       const int64_t *ba = BoolValue(a), *bb = BoolValue(b);
       if (op->op == BinaryOp::kAnd) {
@@ -384,6 +396,32 @@ class StmtSimplifier : public IRMutator {
       return op->else_case.defined() ? Mutate(op->else_case) : MakeSeq({});
     }
     return IRMutator::MutateIfThenElse(op, self);
+  }
+
+  // Storing an element's own value back is no store (an accumulation of padding taps).
+  Stmt MutateStore(const Store* op, const Stmt& self) override {
+    Stmt stmt = IRMutator::MutateStore(op, self);
+    const Store* store = stmt.as<Store>();
+    const Load* load = store ? store->value.as<Load>() : nullptr;
+    if (load == nullptr || load->buffer.get() != store->buffer.get()) return stmt;
+    for (size_t d = 0; d < load->indices.size(); ++d) {
+      if (!StructurallyEqual(load->indices[d], store->indices[d])) return stmt;
+    }
+    return MakeSeq({});
+  }
+
+  // Statements that folded away leave no empty pieces behind.
+  Stmt MutateSeq(const Seq* op, const Stmt& self) override {
+    Stmt stmt = IRMutator::MutateSeq(op, self);
+    const Seq* seq = stmt.as<Seq>();
+    if (seq == nullptr) return stmt;
+    std::vector<Stmt> kept;
+    for (const Stmt& s : seq->stmts) {
+      const Seq* inner = s.as<Seq>();
+      if (inner == nullptr || !inner->stmts.empty()) kept.push_back(s);
+    }
+    if (kept.size() == seq->stmts.size()) return stmt;
+    return kept.size() == 1 ? kept[0] : MakeSeq(std::move(kept));
   }
 
   Stmt MutateFor(const For* op, const Stmt& self) override {

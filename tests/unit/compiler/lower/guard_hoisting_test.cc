@@ -127,6 +127,33 @@ TEST(LoopPartition, APaddedConvolutionsInteriorRowsReadWithoutTheirPaddingSelect
   ExpectComputes(*func, *conv);
 }
 
+// Products with a zero constant left in a program: multiply-adds on padding.
+int ZeroProducts(const ir::Stmt& s) {
+  struct Finder : ir::IRVisitor {
+    using IRVisitor::Visit;
+    int found = 0;
+    void VisitBinary(const ir::Binary* op) override {
+      auto zero = [](const ir::Expr& e) { return e.as<ir::FloatImm>() && e.as<ir::FloatImm>()->value == 0.0; };
+      found += op->op == ir::BinaryOp::kMul && (zero(op->a) || zero(op->b));
+      IRVisitor::VisitBinary(op);
+    }
+  } finder;
+  finder.Visit(s);
+  return finder.found;
+}
+
+TEST(LoopPartition, APaddedConvolutionsBorderDoesNoMultiplyAddsOnItsPadding) {
+  // Stride 2, pad 3: the border pieces of a 7x7 stem-like convolution hold taps on the padding.
+  auto conv = Spec("conv2d_nchw(N=1,C=2,H=13,W=13,F=2,R=7,S=7,stride=2,pad=3)");
+  Schedule sch(conv, 1);
+  ASSERT_TRUE(sch.ComputeInline(*sch.GetBlock("pad")).ok());
+  auto func = Lower(sch);
+  ASSERT_TRUE(func.ok()) << func.status().message();
+  EXPECT_EQ(ZeroProducts(func->body), 0) << ir::ToString(func->body);
+  EXPECT_GE(Count(func->body, "conv").stores, 2) << ir::ToString(func->body);
+  ExpectComputes(*func, *conv);
+}
+
 TEST(LoopUnswitch, TilesUnderAFusedParallelLoopTestOnceWhetherTheyAreFull) {
   // The fused loop's tiles cannot be told apart by bounds (its index is a floormod of the tile
   // column), so each tile tests once whether it is full and then runs the guard-free copy.

@@ -83,6 +83,12 @@ Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::s
     } else {
       out["best"] = nullptr;
     }
+    const v1::TaskTime& time = status.time();
+    out["time"] = {{"wall_seconds", time.wall_seconds()},
+                   {"search_seconds", time.search_seconds()},
+                   {"build_seconds", time.build_seconds()},
+                   {"run_seconds", time.run_seconds()},
+                   {"trials", time.trials()}};
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("task      %s  %s\n", status.task_id().c_str(), StateName(status.state()).c_str());
@@ -103,6 +109,13 @@ Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::s
       std::printf("best      none (no candidate measured OK)\n");
     }
     std::printf("elapsed   %.1f s\n", elapsed_s);
+    if (const v1::TaskTime& time = status.time(); time.wall_seconds() > 0) {
+      auto share = [&](double seconds) { return 100.0 * seconds / time.wall_seconds(); };
+      std::printf("time      %.1f s of the task: search %.0f%%, builds %.0f%%, runs %.0f%% (%.2f s per trial)\n",
+                  time.wall_seconds(), share(time.search_seconds()), share(time.build_seconds()),
+                  share(time.run_seconds()),
+                  time.trials() ? time.wall_seconds() / time.trials() : 0.0);
+    }
     std::printf("log       %s\n", where.c_str());
     if (!status.error().empty()) std::printf("error     %s\n", status.error().c_str());
   }

@@ -366,6 +366,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
 
     v1::MeasureResult result = NewResult(built.job);
     result.set_build_seconds(built.build_seconds);
+    result.set_run_seconds(outcome->child_seconds);
     result.set_status(outcome->status);
     result.set_error(outcome->error);
     if (outcome->status == v1::MEASURE_STATUS_OK) {

@@ -284,6 +284,22 @@ class BoundInference {
   // per root axis, loops outside the position select a block and the loops inside cover it
   // completely. Strided or partial coverage (a fixed inner split part with a relaxed outer one,
   // a fused loop cut in the middle, an imperfect split below the root) is not a box.
+  // Whether the values past `loop`'s extent (an imperfect split of it runs them, guarded) lie
+  // past its root loop's extent too: true for the outer part of a split, of a split, ... of a
+  // root loop, whose region is then clipped by the root's extent; false for an inner part,
+  // whose excess values would reach into the next outer iteration's part.
+  static bool ExcessLeavesTheRoot(const Stage& st, int loop) {
+    while (loop >= st.num_root_loops()) {
+      const schedule::LoopRel* parent = nullptr;
+      for (const schedule::LoopRel& rel : st.rels) {
+        if (rel.kind == LoopRelKind::kSplit && rel.outer_or_inner == loop) parent = &rel;
+      }
+      if (parent == nullptr) return false;
+      loop = parent->parent_or_outer;
+    }
+    return true;
+  }
+
   bool WritesDenseRegion(int id, int pos) const {
     enum Cover { kFixed, kFull, kBlock, kBad };
     const Stage& st = state_.stages[id];
@@ -299,7 +315,7 @@ class BoundInference {
         else if ((o == kFixed || o == kBlock) && (i == kFull || (o == kFixed && i == kBlock))) c = kBlock;
         bool imperfect = info.loop_extent[it->outer_or_inner] * info.loop_extent[it->inner_or_fused] >
                          info.loop_extent[it->parent_or_outer];
-        if (imperfect && c != kFixed && it->parent_or_outer >= st.num_root_loops()) c = kBad;
+        if (imperfect && c != kFixed && !ExcessLeavesTheRoot(st, it->parent_or_outer)) c = kBad;
         cover[it->parent_or_outer] = c;
       } else {
         Cover f = cover[it->inner_or_fused];

@@ -116,6 +116,11 @@ struct SketchOptions {
   // Vectorize along another spatial axis than the last (vector_axis.h), staging the inputs it
   // walks across into panels with that axis innermost.
   bool other_vector_axis = false;
+  // Tile as S R S R S rather than S S R R S: the outer reduction tile runs outside the middle
+  // spatial tiles, so one pass over a reduction block sweeps a wide spatial tile whose
+  // accumulator stays in cache (a GEMV streams whole rows of its matrix; a GEMM keeps a
+  // k-block of its panels hot across the middle tiles).
+  bool reduce_outside_middle = false;
 };
 
 // The narrowest short vector worth its lanes: a quarter of the target's.
@@ -152,6 +157,9 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
     panels = other->panels;
   }
   const int64_t vector_extent = num_spatial ? st.axes[vector_axis].extent : 0;
+  if (options.reduce_outside_middle && (st.reduce_axes.empty() || num_spatial == 0)) {
+    return InvalidArgumentError("no reduction loop to move outside the middle tiles");
+  }
   std::string epilogue = EpilogueOf(sch, stage);
 
   TUNED_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(block, "local"));
@@ -195,12 +203,17 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
   // The vector axis's register tile runs innermost, just outside its lanes.
   std::rotate(inner.begin() + long(vector_axis), inner.begin() + long(vector_axis) + 1, inner.end());
   std::vector<LoopRV> order;
-  for (auto* level : {&outer, &middle, &reduce_outer, &reduce_inner, &inner, &lanes}) {
+  const auto levels = options.reduce_outside_middle
+                          ? std::vector<std::vector<LoopRV>*>{&outer, &reduce_outer, &middle, &reduce_inner, &inner, &lanes}
+                          : std::vector<std::vector<LoopRV>*>{&outer, &middle, &reduce_outer, &reduce_inner, &inner, &lanes};
+  for (auto* level : levels) {
     order.insert(order.end(), level->begin(), level->end());
   }
   TUNED_RETURN_IF_ERROR(sch.Reorder(order));
   if (!middle.empty()) {
-    TUNED_RETURN_IF_ERROR(sch.ReverseComputeAt(write_back, middle.back()));
+    // The accumulator is copied back where its tile is complete: after every reduction loop.
+    LoopRV complete = options.reduce_outside_middle && !reduce_outer.empty() ? outer.back() : middle.back();
+    TUNED_RETURN_IF_ERROR(sch.ReverseComputeAt(write_back, complete));
     TUNED_RETURN_IF_ERROR(VectorizeAlong(sch, write_back, vector_axis));
   }
   if (!epilogue.empty()) {
@@ -256,11 +269,14 @@ Status TileElementwise(Schedule& sch, const std::string& name, const SearchConte
 
 Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options) {
   TUNED_RETURN_IF_ERROR(InlineElementwise(sch));
+  // Every option is about tiling a reduction: without one a sketch would be the plain one again.
+  bool tiled_a_reduction = false;
   for (const std::string& name : LiveStages(sch)) {
     const Stage* st = LiveStage(sch, name);
     if (st == nullptr || st->attach != schedule::AttachKind::kRoot) continue;
     if (st->is_reduction()) {
       TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, options));
+      tiled_a_reduction = true;
       // Pack, or vectorize along another axis, the first reduction only: later ones read
       // what it produced.
       options.pack = false;
@@ -268,6 +284,10 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
     } else {
       TUNED_RETURN_IF_ERROR(TileElementwise(sch, name, ctx));
     }
+  }
+  if (!tiled_a_reduction &&
+      (options.pack || options.short_vectors || options.other_vector_axis || options.reduce_outside_middle)) {
+    return InvalidArgumentError("no reduction to tile");
   }
   return Status::Ok();
 }
@@ -294,10 +314,12 @@ std::vector<Sketch> GenerateSketches(const SearchContext& context) {
       {"tile+short-vector", {.short_vectors = true}},
       {"tile+pack+short-vector", {.pack = true, .short_vectors = true}},
       {"tile+other-vector-axis", {.other_vector_axis = true}},
+      {"tile+reduce-outside", {.reduce_outside_middle = true}},
   };
   for (const auto& [name, options] : variants) {
     Schedule probe(context.workload, 0);
-    bool plain = !options.pack && !options.short_vectors && !options.other_vector_axis;
+    bool plain = !options.pack && !options.short_vectors && !options.other_vector_axis &&
+                 !options.reduce_outside_middle;
     if (!plain && !ApplyRules(probe, context, options).ok()) continue;
     sketches.push_back({name, [context, options](Schedule& sch) { return ApplyRules(sch, context, options); }});
   }

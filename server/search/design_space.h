@@ -21,7 +21,10 @@
 ///      reads its image, or no whole vectors), another sketch vectorizes along another spatial
 ///      axis with whole vectors (vector_axis.h: a convolution's output channels), staging the
 ///      inputs it walks across into panels at the last outer loop, laid out with that axis
-///      innermost;
+///      innermost; and the *reduce-outside* sketch orders the tiles S R S R S (Ansor's CPU
+///      structure): each outer reduction block sweeps the middle spatial tiles, whose
+///      accumulator (a buffer of the outer tile, copied back after the last reduction loop)
+///      stays in cache, so a GEMV streams whole rows of its matrix;
 ///   3. other stages: spatial loops in two levels;
 ///   4. parallel over the fused outer spatial loops, vectorize the innermost spatial loop (up to
 ///      4 vectors of the target), auto-unroll the register tile with a sampled step limit.

@@ -64,15 +64,17 @@ v1::MeasureResult CombineRounds(const std::vector<v1::MeasureResult>& rounds) {
   v1::MeasureResult combined = rounds.back();
   combined.clear_repeat_seconds();
   std::vector<double> all;
-  double build_seconds = 0;
+  double build_seconds = 0, run_seconds = 0;
   for (const v1::MeasureResult& round : rounds) {
     all.insert(all.end(), round.repeat_seconds().begin(), round.repeat_seconds().end());
     build_seconds += round.build_seconds();
+    run_seconds += round.run_seconds();
   }
   for (double s : all) combined.add_repeat_seconds(s);
   combined.set_median_seconds(MedianOf(all));
   combined.set_repeat_cv(CoefficientOfVariation(all));
   combined.set_build_seconds(build_seconds);
+  combined.set_run_seconds(run_seconds);
   return combined;
 }
 

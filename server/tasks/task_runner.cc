@@ -74,13 +74,16 @@ StatusOr<std::string> DefaultScheduleHash(std::shared_ptr<const ir::Workload> wo
 }
 
 // The search's share of a measuring engine's gate (TaskManagerOptions::search_gate) for its
-// scope: while it is held, no kernel is timed on the cores the search computes on.
+// scope: while it is held, no kernel is timed on the cores the search computes on. The scope's
+// time, from the gate on, is the search's (TaskTime.search_seconds).
 class SearchShare {
  public:
-  explicit SearchShare(ExclusiveGate* gate) : gate_(gate) {
+  SearchShare(ExclusiveGate* gate, std::atomic<double>& seconds) : gate_(gate), seconds_(seconds) {
     if (gate_ != nullptr) gate_->EnterShared();
+    start_ = std::chrono::steady_clock::now();
   }
   ~SearchShare() {
+    seconds_ = seconds_ + SecondsSince(start_);
     if (gate_ != nullptr) gate_->LeaveShared();
   }
   SearchShare(const SearchShare&) = delete;
@@ -88,6 +91,8 @@ class SearchShare {
 
  private:
   ExclusiveGate* gate_;
+  std::atomic<double>& seconds_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 }  // namespace
@@ -201,6 +206,7 @@ void TaskManager::Runner::Run() {
     return;
   }
   final_ = true;
+  NoteTime();
   status_.set_updated_unix_ms(UnixMs());
   if (result.ok()) {
     status_.set_state(v1::TASK_STATE_SUCCEEDED);
@@ -274,13 +280,14 @@ Status TaskManager::Runner::RunSearch() {
       NoteDefaultSchedule(record, default_schedule_hash_, status_);
     }
     status_.set_state(v1::TASK_STATE_RUNNING);
+    status_.clear_time();  // this run's time: a resumed task's earlier runs are not in its wall time
     status_.set_updated_unix_ms(UnixMs());
     TUNED_RETURN_IF_ERROR(SaveAndPublish(lock));
   }
   Log()->info("task started task={} workload='{}' target='{}' budget={} resumed_trials={}", task_id,
               workload_proto_.key(), context.target, spec.trial_budget(), previous.size());
   if (!replay.empty()) {
-    SearchShare share(manager_.options_.search_gate);
+    SearchShare share(manager_.options_.search_gate, search_seconds_);
     TUNED_RETURN_IF_ERROR(strategy->Update(replay));
   }
 
@@ -291,7 +298,7 @@ Status TaskManager::Runner::RunSearch() {
     const auto search_start = std::chrono::steady_clock::now();
     StatusOr<std::vector<search::Candidate>> proposed = InternalError("not proposed");
     {
-      SearchShare share(manager_.options_.search_gate);
+      SearchShare share(manager_.options_.search_gate, search_seconds_);
       proposed = strategy->NextBatch(std::min(batch_size, remaining));
     }
     TUNED_ASSIGN_OR_RETURN(std::vector<search::Candidate> candidates, std::move(proposed));
@@ -414,7 +421,7 @@ Status TaskManager::Runner::MeasureBatch(const std::vector<search::Candidate>& c
       }
     }
   }
-  SearchShare share(manager_.options_.search_gate);
+  SearchShare share(manager_.options_.search_gate, search_seconds_);
   return strategy.Update(measured);
 }
 
@@ -594,6 +601,11 @@ Status TaskManager::Runner::ShowWaiting(const std::string& target) {
   return SaveAndPublish(lock);
 }
 
+void TaskManager::Runner::NoteTime() {
+  status_.mutable_time()->set_wall_seconds(SecondsSince(started_));
+  status_.mutable_time()->set_search_seconds(search_seconds_);
+}
+
 Status TaskManager::Runner::RecordResult(const Measured& measured,
                                          const v1::MeasureResult& result,
                                          const v1::MeasureConfig& config, v1::RecordKind kind) {
@@ -618,7 +630,12 @@ Status TaskManager::Runner::RecordResult(const Measured& measured,
     observer->OnResultStored(status_.spec(), result, SecondsSince(write_start));
   }
   record.set_record_id(*id);
+  v1::TaskTime& time = *status_.mutable_time();
+  time.set_build_seconds(time.build_seconds() + result.build_seconds());
+  time.set_run_seconds(time.run_seconds() + result.run_seconds());
+  NoteTime();
   if (kind == v1::RECORD_KIND_SEARCH) {
+    time.set_trials(time.trials() + 1);
     status_.set_trials_done(status_.trials_done() + 1);
     if (IsBetter(record, status_)) *status_.mutable_best() = record;
     NoteDefaultSchedule(record, default_schedule_hash_, status_);

@@ -5,6 +5,8 @@
 /// Private to server/tasks: the thread that runs one task's search (see task_manager.h for the
 /// loop). Not part of the module's public headers.
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -94,6 +96,8 @@ class TaskManager::Runner {
   /// the new progress is visible to anyone. Only SEARCH records count as trials.
   Status RecordResult(const Measured& measured, const v1::MeasureResult& result,
                       const v1::MeasureConfig& config, v1::RecordKind kind);
+  /// Brings the status's wall and search time up to now (under mu_).
+  void NoteTime();
   /// Saves `status_` (under mu_) and publishes a copy to the watchers.
   Status SaveAndPublish(std::unique_lock<std::mutex>& lock);
   bool Stopping();
@@ -102,6 +106,9 @@ class TaskManager::Runner {
   const std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
   v1::Workload workload_proto_;
   std::string default_schedule_hash_;  // trace hash of the workload's default schedule
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  // Time the search computed (proposing, learning); the runner's thread only, read under mu_.
+  std::atomic<double> search_seconds_{0};
 
   std::mutex mu_;  // Guards status_ and the flags below.
   v1::TaskStatus status_;

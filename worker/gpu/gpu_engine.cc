@@ -206,7 +206,9 @@ class GpuEngine final : public MeasurementEngine {
     run.set_time_kernel(true);
     // The program build is in the runner too, so its limit adds to the run's.
     const double timeout = (config.run_timeout_ms() + config.build_timeout_ms()) / 1000.0;
+    const auto run_start = std::chrono::steady_clock::now();
     TUNED_ASSIGN_OR_RETURN(RunnerCall call, runner_.Call(request, timeout));
+    result.set_run_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
     switch (call.kind) {
       case RunnerCall::Kind::kTimedOut:
         result.set_status(v1::MEASURE_STATUS_TIMEOUT);
@@ -221,6 +223,7 @@ class GpuEngine final : public MeasurementEngine {
     }
     const v1::GpuRunnerReply& reply = call.reply;
     result.set_build_seconds(result.build_seconds() + reply.build_seconds());
+    result.set_run_seconds(std::max(0.0, result.run_seconds() - reply.build_seconds()));
     *result.mutable_kernels() = request.run().program().kernels();
     if (reply.status() != v1::MEASURE_STATUS_OK) {
       result.set_status(reply.status());
@@ -351,6 +354,12 @@ StatusOr<std::unique_ptr<MeasurementEngine>> CreateGpuMeasurementEngine(const En
                                                                         const GpuBuilderFactory& factory) {
   if (target.kind != target::TargetKind::kOpencl && target.kind != target::TargetKind::kCuda) {
     return InvalidArgumentError("target '" + target.ToString() + "' is not a GPU target (cuda or opencl)");
+  }
+  // Said before any runner starts: a build without NVRTC has no CUDA runner to start either.
+  if (target.kind == target::TargetKind::kCuda && CudaCompilerVersion().empty()) {
+    return FailedPreconditionError("target '" + target.ToString() +
+                                   "': this build has no CUDA support (no NVRTC: install the CUDA toolkit "
+                                   "and reconfigure with TUNED_ENABLE_CUDA=ON)");
   }
   TUNED_ASSIGN_OR_RETURN(target::Target host, codegen::HostCpuTarget());
   auto engine = std::make_unique<GpuEngine>(options, target, std::move(host), factory);

@@ -96,7 +96,7 @@ TEST(DesignSpace, PrimeAndOddExtentsSampleLowerablePaddedTiles) {
 TEST(DesignSpace, MatmulHasPackingSketchAndRegisterTile) {
   SearchContext ctx = ContextFor("matmul(M=64,N=64,K=64)");
   std::vector<Sketch> sketches = GenerateSketches(ctx);
-  ASSERT_EQ(sketches.size(), 2u);
+  ASSERT_EQ(sketches.size(), 3u);
   EXPECT_EQ(sketches[1].name, "tile+pack");
   auto sch = SampleSketch(ctx, sketches[1], 3);
   ASSERT_TRUE(sch.ok());
@@ -114,7 +114,7 @@ TEST(DesignSpace, RowsWholeVectorsDoNotDivideGetShortVectorSketches) {
   std::vector<std::string> names;
   for (const Sketch& sketch : GenerateSketches(ctx)) names.push_back(sketch.name);
   EXPECT_EQ(names, (std::vector<std::string>{"tile", "tile+pack", "tile+short-vector", "tile+pack+short-vector",
-                                              "tile+other-vector-axis"}));
+                                              "tile+other-vector-axis", "tile+reduce-outside"}));
   std::set<int64_t> widths;
   for (const Sketch& sketch : GenerateSketches(ctx)) {
     if (sketch.name.find("short-vector") == std::string::npos) continue;
@@ -138,8 +138,47 @@ TEST(DesignSpace, RowsWholeVectorsDoNotDivideGetShortVectorSketches) {
   EXPECT_GT(widths.size(), 1u) << "the width is a sampled decision";
   // Whole vectors divide 64 and nothing divides the prime 257: no short-vector sketch (but 257
   // is a poor vector axis, and M = 16 a whole-vector one).
-  EXPECT_EQ(GenerateSketches(ContextFor("matmul(M=16,N=64,K=8)")).size(), 2u);
-  EXPECT_EQ(GenerateSketches(ContextFor("matmul(M=16,N=257,K=8)")).size(), 3u);
+  EXPECT_EQ(GenerateSketches(ContextFor("matmul(M=16,N=64,K=8)")).size(), 3u);
+  EXPECT_EQ(GenerateSketches(ContextFor("matmul(M=16,N=257,K=8)")).size(), 4u);
+}
+
+// S R S R S: each block of the reduction sweeps the whole middle tile, its accumulator a buffer
+// of the outer tile copied back once every reduction loop is done.
+TEST(DesignSpace, ReduceOutsideSketchSweepsTheMiddleTilesInsideEachReductionBlock) {
+  SearchContext ctx = ContextFor("matmul(M=1,N=128,K=48)");  // a GEMV
+  const Sketch* sketch = nullptr;
+  std::vector<Sketch> sketches = GenerateSketches(ctx);
+  for (const Sketch& s : sketches) {
+    if (s.name == "tile+reduce-outside") sketch = &s;
+  }
+  ASSERT_NE(sketch, nullptr);
+  auto inputs = ir::RandomInputs(*ctx.workload, 1);
+  auto reference = ir::EvaluateReference(*ctx.workload, inputs);
+  ASSERT_TRUE(reference.ok());
+  int swept = 0;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    auto sch = SampleSketch(ctx, *sketch, seed);
+    ASSERT_TRUE(sch.ok()) << sch.status().message();
+    auto func = lower::Lower(*sch, "kernel", {.hoist_guards = false});
+    ASSERT_TRUE(func.ok()) << func.status().message() << "\n" << sch->trace().ToString();
+    std::string program = ir::ToString(func->body);
+    // The outer reduction loop opens before the middle spatial loop (where both are more than
+    // one iteration); the copy-back follows them.
+    size_t reduce_outer = program.find("for C.ri_0 in");
+    size_t middle = program.find("for C.j_0_1 in");
+    size_t copy_back = program.find("for C_local.");
+    if (reduce_outer != std::string::npos && middle != std::string::npos) {
+      ++swept;
+      EXPECT_LT(reduce_outer, middle) << program;
+      EXPECT_GT(copy_back, middle) << program;
+    }
+    auto actual = lower::Interpret(*func, inputs);
+    ASSERT_TRUE(actual.ok()) << actual.status().message();
+    EXPECT_LE(ir::MaxRelativeError(*actual, reference->at("C")), 1e-4) << program;
+  }
+  EXPECT_GT(swept, 0) << "no sample had both a reduction block and a middle tile";
+  // Nothing to reduce, no such sketch.
+  for (const Sketch& s : GenerateSketches(ContextFor("add(M=8,N=64)"))) EXPECT_EQ(s.name, "tile");
 }
 
 TEST(DesignSpace, DenseEpilogueIsFusedIntoTheAccumulatorCopy) {

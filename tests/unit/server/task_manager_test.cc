@@ -142,6 +142,8 @@ class EchoWorker : public dispatch::WorkerConnection {
       result.set_job_id(job.job_id());
       result.set_status(v1::MEASURE_STATUS_OK);
       result.set_median_seconds(1e-3 + 1e-6 * double(job.trace().ByteSizeLong()));
+      result.set_build_seconds(2e-3 + 1e-9 * double(job.trace().ByteSizeLong()));
+      result.set_run_seconds(5e-3);
       for (uint32_t i = 0; i < std::max(1u, job.config().repeat()); ++i) {
         result.add_repeat_seconds(1e-3);
       }
@@ -343,6 +345,29 @@ TEST_P(TaskManagerTest, StoresEveryResultOnceAndSucceeds) {
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(stored->state(), v1::TASK_STATE_SUCCEEDED);
   EXPECT_EQ(stored->trials_done(), 10u);
+}
+
+TEST_P(TaskManagerTest, TaskTimeAddsUpItsResultsBuildsAndRunsAndTimesItsSearch) {
+  dispatch::Dispatcher dispatcher;
+  EchoWorker worker(dispatcher);
+  TaskManager manager(*database_, *database_, dispatcher, Options());
+  auto submitted = manager.Submit(Spec(10));
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  v1::TaskStatus status = WaitFinal(manager, submitted->task_id());
+  ASSERT_EQ(status.state(), v1::TASK_STATE_SUCCEEDED);
+  auto records = database_->TaskRecords(submitted->task_id());
+  ASSERT_TRUE(records.ok());
+  double build = 0, run = 0;
+  for (const auto& record : *records) {
+    build += record.result().build_seconds();
+    run += record.result().run_seconds();
+  }
+  const v1::TaskTime& time = status.time();
+  EXPECT_EQ(time.trials(), 10u);
+  EXPECT_NEAR(time.build_seconds(), build, 1e-9);
+  EXPECT_NEAR(time.run_seconds(), run, 1e-9);
+  EXPECT_GT(time.search_seconds(), 0);
+  EXPECT_GE(time.wall_seconds(), time.search_seconds());
 }
 
 TEST_P(TaskManagerTest, ResumedTaskSkipsTracesItAlreadyMeasured) {

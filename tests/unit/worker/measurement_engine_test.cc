@@ -45,6 +45,8 @@ TEST(MeasurementEngine, DefaultScheduleIsOkWithSaneTimes) {
   // `number` grew until one repeat lasted at least min_repeat_ms (1 ms).
   EXPECT_GE(result->median_seconds() * result->number(), 0.5e-3);
   EXPECT_GT(result->build_seconds(), 0);
+  // The run's wall time holds at least its timed repeats.
+  EXPECT_GE(result->run_seconds(), 3 * result->median_seconds() * result->number() * 0.5);
   EXPECT_LE(result->max_error(), 1e-4);
   EXPECT_FALSE(result->device().model().empty());
   EXPECT_EQ(result->device().model(), engine->device().model());

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     } else {
       char* end = nullptr;
       dims.push_back(std::strtol(argv[i], &end, 10));
-      if (*end != '\0' || dims.back() < 1) Usage();
+      if (*end != '\0' || dims.back() < 0) Usage();  // 0 only makes sense as a padding
     }
   }
   if (samples < 1 || !((kind == "matmul" && dims.size() == 3) || (kind == "conv" && dims.size() == 10))) Usage();

@@ -68,6 +68,7 @@ SHAPES = [
     MatMul("gemm_257x263x269", 257, 263, 269),       # odd and prime extents: no tile divides them
     MatMul("gemm_383x479x127", 383, 479, 127),
     MatMul("gemm_1000", 1000, 1000, 1000),
+    MatMul("gemm_1024", 1024, 1024, 1024),           # the large power-of-two GEMM: % of peak
     MatMul("gemv_4096", 1, 4096, 4096),              # memory bound: 64 MB of weights per call
     Conv("conv_stem_7x7s2", 3, 224, 64, 7, stride=2),  # ResNet stem
     Conv("conv3x3_64x56", 64, 56, 64, 3),            # ResNet 3x3 stages

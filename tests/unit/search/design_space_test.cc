@@ -14,20 +14,11 @@
 #include "server/search/design_space.h"
 #include "server/search/random_search.h"
 #include "tests/support/random_schedule.h"
+#include "tests/unit/search/search_test_context.h"
 
 namespace tuned::search {
 namespace {
 
-SearchContext ContextFor(const std::string& spec) {
-  auto w = ir::ParseWorkloadSpec(spec);
-  EXPECT_TRUE(w.ok()) << spec;
-  SearchContext ctx;
-  ctx.workload = std::make_shared<const ir::Workload>(std::move(w).value());
-  ctx.target = "llvm -mcpu=znver3 -num-cores=2";
-  ctx.num_cores = 2;
-  ctx.vector_lanes = 8;
-  return ctx;
-}
 
 TEST(DesignSpace, EverySketchOfEveryOpLowersAndComputesTheReference) {
   for (uint64_t shape_seed = 1; shape_seed <= 4; ++shape_seed) {

@@ -16,22 +16,12 @@
 #include "compiler/lower/lower.h"
 #include "server/search/design_space.h"
 #include "tests/unit/compiler/codegen/codegen_test_util.h"
+#include "tests/unit/search/search_test_context.h"
 
 namespace tuned::search {
 namespace {
 
-constexpr int kLanes = 8;
-
-SearchContext ContextFor(const std::string& spec) {
-  auto w = ir::ParseWorkloadSpec(spec);
-  EXPECT_TRUE(w.ok()) << spec;
-  SearchContext ctx;
-  ctx.workload = std::make_shared<const ir::Workload>(std::move(w).value());
-  ctx.target = "llvm -mcpu=znver3 -num-cores=2";
-  ctx.num_cores = 2;
-  ctx.vector_lanes = kLanes;
-  return ctx;
-}
+constexpr int kLanes = kTestLanes;
 
 const Sketch* FindSketch(const std::vector<Sketch>& sketches, const std::string& name) {
   for (const Sketch& s : sketches) {

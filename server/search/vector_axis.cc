@@ -58,7 +58,7 @@ std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch
   bool last_is_poor = last.extent % lanes != 0;
   for (const ir::Load* load : loads) {
     std::optional<AlongAxis> along = Classify(*load, last.var, bounds);
-    last_is_poor |= !along || *along != AlongAxis::kInvariant && *along != AlongAxis::kContiguous;
+    last_is_poor |= !along || (*along != AlongAxis::kInvariant && *along != AlongAxis::kContiguous);
   }
   if (!last_is_poor) return std::nullopt;
 

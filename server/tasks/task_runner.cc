@@ -78,12 +78,12 @@ StatusOr<std::string> DefaultScheduleHash(std::shared_ptr<const ir::Workload> wo
 // time, from the gate on, is the search's (TaskTime.search_seconds).
 class SearchShare {
  public:
-  SearchShare(ExclusiveGate* gate, std::atomic<double>& seconds) : gate_(gate), seconds_(seconds) {
+  SearchShare(ExclusiveGate* gate, double& seconds) : gate_(gate), seconds_(seconds) {
     if (gate_ != nullptr) gate_->EnterShared();
     start_ = std::chrono::steady_clock::now();
   }
   ~SearchShare() {
-    seconds_ = seconds_ + SecondsSince(start_);
+    seconds_ += SecondsSince(start_);
     if (gate_ != nullptr) gate_->LeaveShared();
   }
   SearchShare(const SearchShare&) = delete;
@@ -91,7 +91,7 @@ class SearchShare {
 
  private:
   ExclusiveGate* gate_;
-  std::atomic<double>& seconds_;
+  double& seconds_;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -5,7 +5,6 @@
 /// Private to server/tasks: the thread that runs one task's search (see task_manager.h for the
 /// loop). Not part of the module's public headers.
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -107,8 +106,9 @@ class TaskManager::Runner {
   v1::Workload workload_proto_;
   std::string default_schedule_hash_;  // trace hash of the workload's default schedule
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  // Time the search computed (proposing, learning); the runner's thread only, read under mu_.
-  std::atomic<double> search_seconds_{0};
+  // Time the search computed (proposing, learning). Only the runner's thread writes and reads
+  // it (NoteTime runs there too), so it needs no lock.
+  double search_seconds_ = 0;
 
   std::mutex mu_;  // Guards status_ and the flags below.
   v1::TaskStatus status_;

@@ -41,7 +41,7 @@ struct TuneFlags {
   double noise_cv = -1;  // re-measure flags: negative means "the server's default"
   int top_k = -1;
   int top_k_rounds = -1;
-  uint32_t slots = 1;
+  uint32_t slots = 0;  // 0: worker::DefaultSlots of the target
   int wait_s = 60;
 };
 
@@ -196,9 +196,10 @@ Status RunTune(const TuneFlags& flags) {
   server::EmbeddedStackOptions embedded;
   embedded.db_path = DbPathOrDefault(flags.db_path);
   embedded.engine.target = flags.target;
-  embedded.engine.build_slots = int(flags.slots);
+  const uint32_t slots = flags.slots == 0 ? worker::DefaultSlots(flags.target) : flags.slots;
+  embedded.engine.build_slots = int(slots);
   embedded.engine.worker_id = "embedded";
-  embedded.slots = flags.slots;
+  embedded.slots = slots;
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<server::EmbeddedStack> stack,
                          server::EmbeddedStack::Start(embedded));
   spec.mutable_target()->set_target(stack->target().target());
@@ -263,8 +264,10 @@ void RegisterTuneCommand(Program& program) {
                   "those figures (default 5; 0: off)");
   cmd->add_option("--top-k-rounds", flags->top_k_rounds,
                   "Rounds of the final re-measure, one job per trace each (default 4)");
-  cmd->add_option("--slots", flags->slots, "Embedded: jobs the local worker builds at once")
-      ->capture_default_str();
+  cmd->add_option("--slots", flags->slots,
+                  "Embedded: jobs the local worker holds at once (default: 1 on a CPU target, up to 4 "
+                  "on a GPU target, whose builds overlap the device's runs)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--wait-s", flags->wait_s,
                   "How long to wait for an unreachable server before giving up, s")
       ->capture_default_str();

@@ -33,7 +33,7 @@ struct WorkerFlags {
   std::string server;
   ClientSecurityFlags security;
   std::string target;
-  uint32_t slots = 1;
+  uint32_t slots = 0;  // 0: worker::DefaultSlots of the target
   int device = 0;
   std::string id;
   std::string tls_cert;
@@ -70,11 +70,11 @@ StatusOr<MetricsHandle> StartMetrics(const WorkerFlags& flags, const worker::Wor
 #endif
 }
 
-Status RunWorker(const WorkerFlags& flags) {
+Status RunWorker(const WorkerFlags& given) {
+  WorkerFlags flags = given;
   if (flags.drain_timeout_ms < 0) return InvalidArgumentError("--drain-timeout-ms must be >= 0");
-  if (flags.slots == 0 || flags.slots > 1024) {
-    return InvalidArgumentError("--slots must be within [1, 1024]");
-  }
+  if (flags.slots > 1024) return InvalidArgumentError("--slots must be at most 1024");
+  if (flags.slots == 0) flags.slots = worker::DefaultSlots(flags.target);
   worker::WorkerClientOptions options;
   TUNED_ASSIGN_OR_RETURN(rpc::ClientConfig connection,
                          rpc::LoadClientConfig(flags.server, flags.security.token_file,
@@ -157,8 +157,9 @@ int main(int argc, char** argv) {
   app.add_option("--server", flags->server, "Server address, host:port")->required();
   tuned::cli::AddClientSecurityFlags(app, flags->security);
   app.add_option("--target", flags->target, "Target to measure for (default: this machine)");
-  app.add_option("--slots", flags->slots, "Jobs held at once (builds overlap, timing never does)")
-      ->capture_default_str();
+  app.add_option("--slots", flags->slots,
+                 "Jobs held at once (builds overlap, timing never does); default: 1 on a CPU target, "
+                 "up to 4 on a GPU target (builds stay ahead of the device)");
   app.add_option("--device", flags->device, "CUDA targets: the GPU to measure on (driver ordinal; one worker per GPU)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

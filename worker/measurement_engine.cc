@@ -450,6 +450,12 @@ class MeasurementEngineImpl final : public MeasurementEngine {
 
 }  // namespace
 
+uint32_t DefaultSlots(const std::string& target) {
+  StatusOr<target::Target> parsed = target::ParseTarget(target);
+  if (target.empty() || !parsed.ok() || parsed->kind == target::TargetKind::kLlvmCpu) return 1;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
+
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options,
                                                                      const BuilderFactory& factory) {
   target::Target cpu_target;

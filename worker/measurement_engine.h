@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/exclusive_gate.h"
@@ -47,6 +48,10 @@ struct EngineOptions {
   std::string gpu_runner;
   /// CUDA targets: the device (driver ordinal) this worker measures on; one worker per GPU.
   int gpu_device = 0;
+  /// GPU targets: whether candidates build (on this CPU, `build_slots` at a time) while another
+  /// runs on the device. Unset: yes, unless the device is this CPU (an OpenCL CPU device such
+  /// as PoCL, whose timing a build would disturb).
+  std::optional<bool> gpu_builds_overlap_runs;
 };
 
 /// Where an engine's time went, summed over the results it delivered (for benchmarks and logs).
@@ -57,6 +62,9 @@ struct EngineStats {
   double child_seconds = 0;        // measurement children alive (fork to reap)
   int reference_computations = 0;  // workload references computed
   int builds_in_flight = 0;        // candidates being built now (a gauge, not a sum)
+  // GPU engine: builds that were in progress while a candidate ran on the device (the builds
+  // the device did not wait for).
+  int64_t builds_overlapping_runs = 0;
   // Measurement processes lost to a crash or a hang, each replaced by a fresh one: a CPU
   // candidate's child, or the GPU runner (started again for the next job).
   int64_t runner_restarts = 0;
@@ -95,6 +103,11 @@ class MeasurementEngine {
 /// Starts an engine (probing the device, starting its threads); for a GPU target (opencl), the
 /// GPU engine of worker/gpu/gpu_engine.h.
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options);
+
+/// Jobs a worker holds at once when none are asked for: 1 on a CPU target (a build would wait
+/// for the timing anyway); on a GPU target (cuda, opencl) enough builds on this CPU to stay
+/// ahead of the device: this machine's cores, at most 4.
+uint32_t DefaultSlots(const std::string& target);
 
 /// The measurement protocol's defaults (see docs/worker.md).
 v1::MeasureConfig DefaultMeasureConfig();

@@ -48,6 +48,10 @@ std::vector<prometheus::MetricFamily> WorkerMetrics::Collect() const {
       "Measurement processes lost to a crash or a hang and replaced (a CPU candidate's child, "
       "the GPU runner)",
       MetricType::Counter, double(engine.runner_restarts));
+  add("tuned_worker_builds_overlapping_runs_total",
+      "GPU targets: builds in progress while a candidate ran on the device (compiles the device "
+      "did not wait for)",
+      MetricType::Counter, double(engine.builds_overlapping_runs));
   add("tuned_worker_calibrations_total", "Calibration kernel figures sent to the server",
       MetricType::Counter, double(client.calibrations));
   add("tuned_worker_calibration_seconds", "The calibration kernel's latest median",

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <thread>
 
@@ -33,6 +35,11 @@ using Done = std::function<void(StatusOr<v1::MeasureResult>)>;
 
 thread_local bool t_engine_thread = false;
 
+// The OpenCL runner names its device's type; a CUDA device is never the host.
+bool DeviceIsHostCpu(const v1::DeviceInfo& device) {
+  return std::find(device.features().begin(), device.features().end(), "device_type=cpu") != device.features().end();
+}
+
 std::string Milliseconds(double seconds) { return std::to_string(int64_t(seconds * 1000 + 0.5)) + " ms"; }
 
 class GpuEngine final : public MeasurementEngine {
@@ -55,7 +62,9 @@ class GpuEngine final : public MeasurementEngine {
     TUNED_ASSIGN_OR_RETURN(device_, runner_.Start());
     // A cubin is built here, not by the driver: the compiler that made the code is NVRTC.
     if (target_.kind == target::TargetKind::kCuda) device_.set_toolkit_version(CudaCompilerVersion());
-    thread_ = std::thread([this] { Loop(); });
+    builds_overlap_runs_ = options_.gpu_builds_overlap_runs.value_or(!DeviceIsHostCpu(device_));
+    for (int i = 0; i < std::max(options_.build_slots, 1); ++i) builders_.emplace_back([this] { BuildLoop(); });
+    run_thread_ = std::thread([this] { RunLoop(); });
     return Status::Ok();
   }
 
@@ -65,7 +74,8 @@ class GpuEngine final : public MeasurementEngine {
       stopping_ = true;
     }
     cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    for (std::thread& builder : builders_) builder.join();
+    if (run_thread_.joinable()) run_thread_.join();
   }
 
   const v1::Target& target() const override { return target_proto_; }
@@ -83,7 +93,7 @@ class GpuEngine final : public MeasurementEngine {
     {
       std::lock_guard lock(mu_);
       ++outstanding_;
-      queue_.push_back({std::move(job), std::move(done)});
+      build_queue_.push_back({std::move(job), std::move(done)});
     }
     cv_.notify_all();
   }
@@ -105,25 +115,113 @@ class GpuEngine final : public MeasurementEngine {
     v1::MeasureJob job;
     Done done;
   };
+  // A job between its build and its run: the runner request, and the result so far.
+  struct Built {
+    v1::MeasureConfig config;
+    std::shared_ptr<const WorkloadData> data;
+    v1::GpuRunnerRequest request;
+    v1::MeasureResult result;
+  };
+  // A build stage's outcome: a job to run, or its result already (a compile error) or error.
+  struct BuildOutcome {
+    std::optional<Built> built;
+    StatusOr<v1::MeasureResult> finished = InternalError("not built");
+  };
+  struct ReadyToRun {
+    Built built;
+    Done done;
+  };
+  // A compile in progress (from its fork to its reap), counted as overlapping a run when a
+  // candidate was on the device at any moment of it.
+  class BuildInFlight {
+   public:
+    explicit BuildInFlight(GpuEngine& engine) : engine_(engine) {
+      std::lock_guard lock(engine_.mu_);
+      overlapped_ = engine_.running_;
+      engine_.builds_in_flight_.push_back(this);
+      ++engine_.stats_.builds_in_flight;
+    }
+    ~BuildInFlight() {
+      std::lock_guard lock(engine_.mu_);
+      auto& builds = engine_.builds_in_flight_;
+      builds.erase(std::find(builds.begin(), builds.end(), this));
+      --engine_.stats_.builds_in_flight;
+      if (overlapped_) ++engine_.stats_.builds_overlapping_runs;
+    }
+    BuildInFlight(const BuildInFlight&) = delete;
+    BuildInFlight& operator=(const BuildInFlight&) = delete;
+    void MarkOverlapped() { overlapped_ = true; }  // under the engine's mu_
 
-  void Loop() {
+   private:
+    GpuEngine& engine_;
+    bool overlapped_ = false;
+  };
+
+  // Builds run on the worker's CPU, `build_slots` at a time, ahead of the runner: the next
+  // candidates are ready when the device frees (builds_overlap_runs_), or they wait for the run
+  // to end when the device is this CPU (PoCL), so they never disturb its timing.
+  void BuildLoop() {
     t_engine_thread = true;
+    BuildProcess process;  // one per concurrent build
     while (true) {
       Pending pending;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        pending = std::move(queue_.front());
-        queue_.pop_front();
+        cv_.wait(lock, [&] { return stopping_ || !build_queue_.empty(); });
+        if (build_queue_.empty()) return;
+        pending = std::move(build_queue_.front());
+        build_queue_.pop_front();
       }
-      StatusOr<v1::MeasureResult> result = Process(pending.job);
-      if (pending.done) pending.done(std::move(result));
+      BuildOutcome outcome = Build(pending.job, process);
       {
         std::lock_guard lock(mu_);
-        if (--outstanding_ == 0) drained_.notify_all();
+        if (outcome.built) run_queue_.push_back({std::move(*outcome.built), std::move(pending.done)});
+      }
+      if (outcome.built) {
+        cv_.notify_all();
+      } else {
+        Finish(pending.done, std::move(outcome.finished));
       }
     }
+  }
+
+  // One candidate at a time on the device, in the order their builds finished.
+  void RunLoop() {
+    t_engine_thread = true;
+    while (true) {
+      ReadyToRun ready;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return (stopping_ && outstanding_ == 0) || !run_queue_.empty(); });
+        if (run_queue_.empty()) return;
+        ready = std::move(run_queue_.front());
+        run_queue_.pop_front();
+      }
+      StatusOr<v1::MeasureResult> result = InternalError("not run");
+      {
+        std::optional<ExclusiveGate::Exclusive> no_build;
+        if (!builds_overlap_runs_) no_build.emplace(gate_);
+        {
+          std::lock_guard lock(mu_);
+          running_ = true;
+          for (BuildInFlight* build : builds_in_flight_) build->MarkOverlapped();
+        }
+        result = Run(std::move(ready.built));
+        std::lock_guard lock(mu_);
+        running_ = false;
+      }
+      Finish(ready.done, std::move(result));
+    }
+  }
+
+  // Delivers a job's outcome and counts it done.
+  void Finish(Done& done, StatusOr<v1::MeasureResult> result) {
+    if (done) done(std::move(result));
+    {
+      std::lock_guard lock(mu_);
+      if (--outstanding_ == 0) drained_.notify_all();
+    }
+    cv_.notify_all();  // the run thread may be waiting for the builders before it stops
   }
 
   Status CheckJobTarget(const v1::Target& job_target) const {
@@ -146,38 +244,70 @@ class GpuEngine final : public MeasurementEngine {
     return result;
   }
 
-  StatusOr<v1::MeasureResult> Process(const v1::MeasureJob& job) {
-    TUNED_ASSIGN_OR_RETURN(v1::MeasureConfig config, ResolveMeasureConfig(job.config()));
-    TUNED_RETURN_IF_ERROR(CheckJobTarget(job.target()));
-    TUNED_ASSIGN_OR_RETURN(std::shared_ptr<const WorkloadData> data, references_.Get(job.workload(), config.seed()));
-    v1::MeasureResult result = NewResult(job);
+  BuildOutcome Build(const v1::MeasureJob& job, BuildProcess& process) {
+    BuildOutcome outcome;
+    StatusOr<Built> built = BuildCandidate(job, process);
+    if (!built.ok()) {
+      outcome.finished = built.status();
+    } else if (built->result.status() != v1::MEASURE_STATUS_UNSPECIFIED) {
+      outcome.finished = std::move(built->result);
+    } else {
+      outcome.built = std::move(built).value();
+    }
+    return outcome;
+  }
 
-    // Source and launches, built in a forked build process.
+  // The job's inputs and reference, and its source and launches built in a forked build
+  // process. A build that fails is a finished result (status set).
+  StatusOr<Built> BuildCandidate(const v1::MeasureJob& job, BuildProcess& process) {
+    Built built;
+    TUNED_ASSIGN_OR_RETURN(built.config, ResolveMeasureConfig(job.config()));
+    TUNED_RETURN_IF_ERROR(CheckJobTarget(job.target()));
+    TUNED_ASSIGN_OR_RETURN(built.data, references_.Get(job.workload(), built.config.seed()));
+    const WorkloadData& data = *built.data;
+    built.result = NewResult(job);
+    v1::MeasureResult& result = built.result;
+
     SandboxLimits limits;
-    limits.timeout_seconds = config.build_timeout_ms() / 1000.0;
+    limits.timeout_seconds = built.config.build_timeout_ms() / 1000.0;
     limits.memory_limit_bytes = options_.memory_limit_bytes;
-    StatusOr<ContainedBuildOutcome> built = build_process_.Run(
-        [&]() -> StatusOr<CompiledCandidate> {
-          TUNED_ASSIGN_OR_RETURN(v1::GpuCandidateProgram program, builder_->Build(data->workload, job, target_));
-          CompiledCandidate compiled;
-          compiled.object = program.SerializeAsString();
-          return compiled;
-        },
-        limits);
-    if (!built.ok()) return built.status();
-    result.set_build_seconds(built->seconds);
-    if (built->kind != ContainedBuildOutcome::Kind::kCompiled) {
-      const bool timed_out = built->kind == ContainedBuildOutcome::Kind::kTimedOut;
+    StatusOr<ContainedBuildOutcome> compiled = InternalError("not built");
+    {
+      // Where the device is this CPU, a build waits for the run (and a run for the builds).
+      std::optional<ExclusiveGate::Shared> no_run;
+      if (!builds_overlap_runs_) no_run.emplace(gate_);
+      BuildInFlight in_flight(*this);
+      compiled = process.Run(
+          [&]() -> StatusOr<CompiledCandidate> {
+            TUNED_ASSIGN_OR_RETURN(v1::GpuCandidateProgram program, builder_->Build(data.workload, job, target_));
+            CompiledCandidate candidate;
+            candidate.object = program.SerializeAsString();
+            return candidate;
+          },
+          limits);
+    }
+    if (!compiled.ok()) return compiled.status();
+    result.set_build_seconds(compiled->seconds);
+    if (compiled->kind != ContainedBuildOutcome::Kind::kCompiled) {
+      const bool timed_out = compiled->kind == ContainedBuildOutcome::Kind::kTimedOut;
       result.set_status(timed_out ? v1::MEASURE_STATUS_BUILD_TIMEOUT : v1::MEASURE_STATUS_COMPILE_ERROR);
       result.set_error(timed_out ? "build still running after the build timeout of " +
                                        Milliseconds(limits.timeout_seconds) + "; killed"
-                                 : built->error);
-      return Count(std::move(result), 0);
+                                 : compiled->error);
+      built.result = Count(std::move(result), 0);
+      return built;
     }
-    v1::GpuRunnerRequest request;
-    if (!request.mutable_run()->mutable_program()->ParseFromString(built->compiled.object)) {
+    if (!built.request.mutable_run()->mutable_program()->ParseFromString(compiled->compiled.object)) {
       return InternalError("the build process returned no GPU program");
     }
+    return built;
+  }
+
+  StatusOr<v1::MeasureResult> Run(Built built) {
+    const v1::MeasureConfig& config = built.config;
+    const WorkloadData* data = built.data.get();
+    v1::GpuRunnerRequest& request = built.request;
+    v1::MeasureResult result = std::move(built.result);
 
     // The workload's inputs, once per runner.
     const std::string inputs_key = data->workload->key() + "#" + std::to_string(config.seed());
@@ -277,8 +407,9 @@ class GpuEngine final : public MeasurementEngine {
     SandboxLimits limits;
     limits.timeout_seconds = options_.reference_timeout_seconds;
     limits.memory_limit_bytes = options_.memory_limit_bytes;
+    BuildProcess process;
     StatusOr<ContainedBuildOutcome> built =
-        build_process_.Run([&] { return builder->Compile(data.workload, v1::MeasureJob(), host_); }, limits);
+        process.Run([&] { return builder->Compile(data.workload, v1::MeasureJob(), host_); }, limits);
     if (!built.ok()) return built.status();
     if (built->kind != ContainedBuildOutcome::Kind::kCompiled) {
       return InternalError("compiling the reference of " + key + ": " + built->error);
@@ -316,8 +447,7 @@ class GpuEngine final : public MeasurementEngine {
   std::unique_ptr<GpuBuilder> builder_;
   std::unique_ptr<codegen::LlvmJit> jit_;  // references only
   v1::DeviceInfo device_;
-  RunnerProcess runner_;
-  BuildProcess build_process_;
+  RunnerProcess runner_;  // the run thread's
   Runner cpu_runner_;
   ExclusiveGate gate_;
   ReferenceCache references_;
@@ -325,11 +455,16 @@ class GpuEngine final : public MeasurementEngine {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable drained_;
-  std::deque<Pending> queue_;
+  std::deque<Pending> build_queue_;
+  std::deque<ReadyToRun> run_queue_;
+  std::vector<BuildInFlight*> builds_in_flight_;
+  bool running_ = false;  // a candidate is on the device
+  bool builds_overlap_runs_ = true;
   int outstanding_ = 0;
   bool stopping_ = false;
   EngineStats stats_;
-  std::thread thread_;
+  std::vector<std::thread> builders_;
+  std::thread run_thread_;
 };
 
 }  // namespace

@@ -24,7 +24,9 @@
 ///   - every result carries the runner's DeviceInfo (device name, compute units, driver
 ///     version, the device compiler's version (OpenCL's; NVRTC's for cuda), memory; for cuda
 ///     compute capability, L2 and clocks as features).
-/// Jobs run one at a time, in order.
+/// Candidates are built `build_slots` at a time on the worker's CPU while another runs on the
+/// device, so the device does not wait for a compile; where the device is this CPU (PoCL), a
+/// build waits for the run instead, so it cannot disturb the timing. Runs are one at a time.
 
 #include <memory>
 #include <string>

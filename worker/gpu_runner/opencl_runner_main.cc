@@ -47,6 +47,11 @@ v1::DeviceInfo DescribeDevice(const opencl::Device& device) {
   clGetDeviceInfo(device.id(), CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(memory), &memory, nullptr);
   info.set_memory_bytes(memory);
   info.add_features("platform=" + device.info().platform);
+  // The engine lets builds overlap runs only on a device that is not its own CPU.
+  cl_device_type type = 0;
+  clGetDeviceInfo(device.id(), CL_DEVICE_TYPE, sizeof(type), &type, nullptr);
+  info.add_features(std::string("device_type=") +
+                    ((type & CL_DEVICE_TYPE_CPU) ? "cpu" : (type & CL_DEVICE_TYPE_GPU) ? "gpu" : "accelerator"));
   info.add_features("max_work_group_size=" + std::to_string(device.info().max_work_group_size));
   info.add_features("local_memory_bytes=" + std::to_string(device.info().local_memory_bytes));
   return info;

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
 #include "compiler/ir/op_library.h"
 #include "compiler/ir/workload.h"
 #include "target/target.h"
@@ -39,18 +43,42 @@ class GpuEngineTest : public ::testing::Test {
     GTEST_SKIP() << "this build has no OpenCL (TUNED_ENABLE_OPENCL is off): no GPU runner";
 #else
     faults_ = std::make_shared<GpuFaultTable>();
-    EngineOptions options;
-    options.gpu_runner = TUNED_OPENCL_RUNNER;
-    options.worker_id = "gpu-test";
-    auto target = target::ParseTarget("opencl");
-    ASSERT_TRUE(target.ok());
-    auto engine = gpu::CreateGpuMeasurementEngine(options, *target, FaultyGpuBuilderFactory(faults_));
+    auto engine = MakeEngine(EngineOptions());
     if (!engine.ok() && engine.status().code() == StatusCode::kFailedPrecondition) {
       GTEST_SKIP() << engine.status().message();  // no OpenCL platform installed
     }
     ASSERT_TRUE(engine.ok()) << engine.status().message();
     engine_ = std::move(engine).value();
 #endif
+  }
+
+  StatusOr<std::unique_ptr<MeasurementEngine>> MakeEngine(EngineOptions options) {
+#ifdef TUNED_OPENCL_RUNNER
+    options.gpu_runner = TUNED_OPENCL_RUNNER;
+#endif
+    options.worker_id = "gpu-test";
+    auto target = target::ParseTarget("opencl");
+    if (!target.ok()) return target.status();
+    return gpu::CreateGpuMeasurementEngine(options, *target, FaultyGpuBuilderFactory(faults_));
+  }
+
+  // Submits `count` jobs at once and expects every one verified and timed.
+  void SubmitAndExpectOk(MeasurementEngine& engine, int count) {
+    std::mutex mu;
+    std::vector<StatusOr<v1::MeasureResult>> results;
+    for (int i = 0; i < count; ++i) {
+      engine.Submit(GpuJob("batch-" + std::to_string(i), TiledMatmulTrace()),
+                    [&](StatusOr<v1::MeasureResult> result) {
+                      std::lock_guard lock(mu);
+                      results.push_back(std::move(result));
+                    });
+    }
+    engine.Drain();
+    ASSERT_EQ(results.size(), size_t(count));
+    for (const auto& result : results) {
+      ASSERT_TRUE(result.ok()) << result.status().message();
+      EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+    }
   }
 
   void ExpectOk(const std::string& id) {
@@ -107,6 +135,30 @@ TEST_F(GpuEngineTest, OutOfBoundsAndEndlessKernelsEndTheRunnerAndTheNextJobRuns)
   EXPECT_EQ(endless->status(), v1::MEASURE_STATUS_TIMEOUT) << endless->error();
   ExpectOk("after-endless");
   EXPECT_EQ(engine_->stats().runner_restarts, 2);  // the OK jobs restarted nothing
+}
+
+TEST_F(GpuEngineTest, OnTheHostsOwnCpuBuildsWaitForTheRunningCandidate) {
+  // PoCL's device is this CPU: a build beside a run would disturb its timing.
+  const auto& features = engine_->device().features();
+  ASSERT_NE(std::find(features.begin(), features.end(), "device_type=cpu"), features.end());
+  EngineOptions options;
+  options.build_slots = 2;
+  auto engine = MakeEngine(options);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  SubmitAndExpectOk(**engine, 4);
+  EXPECT_EQ((*engine)->stats().builds_overlapping_runs, 0);
+}
+
+TEST_F(GpuEngineTest, BuildsOverlapTheRunningCandidateWhereTheDeviceIsNotThisCpu) {
+  // As on a GPU: the next candidates build while one runs, and every result is still right.
+  EngineOptions options;
+  options.build_slots = 2;
+  options.gpu_builds_overlap_runs = true;
+  auto engine = MakeEngine(options);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  SubmitAndExpectOk(**engine, 4);
+  EXPECT_GE((*engine)->stats().builds_overlapping_runs, 1);
+  EXPECT_EQ((*engine)->stats().results, 4u);
 }
 
 }  // namespace

@@ -218,10 +218,11 @@ class MeasurementEngineImpl final : public MeasurementEngine {
                                    target_.target() + "'");
   }
 
-  // Reference output from the workload's unscheduled program, compiled and run in a child.
+  // Reference output from the workload's default schedule (ReferenceJob), compiled and run in a child.
   StatusOr<std::vector<double>> CompiledReference(const WorkloadData& data) {
     const std::string& key = data.workload->key();
-    BuildOutcome built = BuildContained(*reference_builder_, data.workload, v1::MeasureJob(),
+    TUNED_ASSIGN_OR_RETURN(v1::MeasureJob job, ReferenceJob(data.workload));
+    BuildOutcome built = BuildContained(*reference_builder_, data.workload, job,
                                         options_.reference_timeout_seconds);
     if (!built.kernel.ok()) {
       return built.kernel.status().WithContext("compiling the reference of " + key);
@@ -240,7 +241,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     }
     if (!outcome.ok()) return outcome.status();
     if (outcome->status != v1::MEASURE_STATUS_OK) {
-      return InternalError("reference of " + key + " (unscheduled program) failed: " + outcome->error);
+      return InternalError("reference of " + key + " (default schedule) failed: " + outcome->error);
     }
     return std::move(outcome->output);
   }
@@ -429,7 +430,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   v1::Target target_;
   const BuilderFactory factory_;
   std::unique_ptr<Builder> builder_;                  // candidates (from the factory)
-  const std::unique_ptr<Builder> reference_builder_;  // unscheduled programs: the real builder
+  const std::unique_ptr<Builder> reference_builder_;  // references (default schedules): the real builder
   const v1::DeviceInfo device_;
   ExclusiveGate gate_;
   Runner runner_;  // used only inside gate_ exclusively

@@ -37,7 +37,7 @@ struct EngineOptions {
   /// the measurement child); a kernel that needs more ends as RUNTIME_ERROR. 0: no limit.
   uint64_t memory_limit_bytes = uint64_t{4} << 30;
   /// Workloads of at most this many flops are verified against the float64 evaluator, larger
-  /// ones against their compiled unscheduled program (worker/reference_cache.h).
+  /// ones against their compiled default schedule (worker/reference_cache.h).
   double reference_max_evaluator_flops = 2e7;
   /// Workloads (key, seed) whose inputs and reference output stay cached.
   size_t reference_cache_entries = 8;

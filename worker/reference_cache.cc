@@ -4,6 +4,8 @@
 
 #include "compiler/ir/evaluator.h"
 #include "compiler/ir/op_library.h"
+#include "compiler/lower/pipeline.h"
+#include "compiler/schedule/trace.h"
 #include "worker/tensor_data.h"
 
 namespace tuned::worker {
@@ -30,6 +32,13 @@ StatusOr<std::shared_ptr<const ir::Workload>> RebuildWorkload(const v1::Workload
                                 parsed->key_sha256() + ")");
   }
   return std::make_shared<const ir::Workload>(std::move(parsed).value());
+}
+
+StatusOr<v1::MeasureJob> ReferenceJob(const std::shared_ptr<const ir::Workload>& workload) {
+  TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, lower::DefaultScheduleTrace(workload));
+  v1::MeasureJob job;
+  schedule::TraceToProto(trace, job.mutable_trace());
+  return job;
 }
 
 ReferenceCache::ReferenceCache(size_t capacity, double max_evaluator_flops, ExclusiveGate& gate,
@@ -112,7 +121,7 @@ StatusOr<std::shared_ptr<const WorkloadData>> ReferenceCache::Compute(
     data->reference_source = "float64 evaluator";
   } else {
     TUNED_ASSIGN_OR_RETURN(data->reference, compiled_(*data));
-    data->reference_source = "compiled unscheduled program";
+    data->reference_source = "compiled default schedule";
   }
   return std::shared_ptr<const WorkloadData>(std::move(data));
 }

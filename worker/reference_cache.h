@@ -9,8 +9,9 @@
 ///
 /// Where the reference comes from (docs/worker.md): workloads of at
 /// most `max_evaluator_flops` use the float64 evaluator (compiler/ir/evaluator.h, exact but
-/// interpreted); larger ones run the unscheduled program compiled by the JIT, in a
-/// child like any candidate, because the evaluator would take minutes on them. Inputs are
+/// interpreted); larger ones run their default schedule (the unscheduled program with its
+/// outer spatial loops parallel: ReferenceJob) compiled by the JIT, in a child like any
+/// candidate, because the evaluator would take minutes on them and one core many seconds. Inputs are
 /// rounded to their dtype first, so both references see exactly what a kernel sees.
 
 #include <cstdint>
@@ -26,6 +27,7 @@
 #include "common/status.h"
 #include "compiler/ir/workload.h"
 #include "compiler/runtime/aligned_buffer.h"
+#include "tuned/v1/measure.pb.h"
 #include "tuned/v1/workload.pb.h"
 #include "common/exclusive_gate.h"
 
@@ -36,7 +38,7 @@ struct WorkloadData {
   uint64_t seed = 0;
   std::vector<runtime::AlignedBuffer> inputs;  // in argument order
   std::vector<double> reference;               // the expected output
-  std::string reference_source;                // "float64 evaluator" or "compiled unscheduled program"
+  std::string reference_source;                // "float64 evaluator" or "compiled default schedule"
   double tolerance = 0;                        // of MaxRelativeError for the output dtype
 
   std::vector<const void*> InputPointers() const;
@@ -45,6 +47,12 @@ struct WorkloadData {
 /// Rebuilds a wire workload from its key and checks that key_sha256 (when set) matches.
 /// InvalidArgument for a bad key or hash, Unimplemented for custom computes.
 StatusOr<std::shared_ptr<const ir::Workload>> RebuildWorkload(const v1::Workload& workload);
+
+/// The job whose program computes a large workload's reference on the host CPU: its default
+/// schedule, the unscheduled program with the outermost loop of each stage with spatial axes
+/// parallel and nothing else changed, so it is as plain as the unscheduled one but uses every
+/// core (a 4096³ matmul on one core would take minutes).
+StatusOr<v1::MeasureJob> ReferenceJob(const std::shared_ptr<const ir::Workload>& workload);
 
 class ReferenceCache {
  public:

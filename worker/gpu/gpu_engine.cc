@@ -400,16 +400,17 @@ class GpuEngine final : public MeasurementEngine {
     return result;
   }
 
-  // The unscheduled program compiled for the host CPU and run isolated (the CPU engine's way).
+  // The default schedule compiled for the host CPU and run isolated (the CPU engine's way).
   StatusOr<std::vector<double>> CompiledReference(const WorkloadData& data) {
     const std::string& key = data.workload->key();
     std::unique_ptr<Builder> builder = MakeJitBuilder();
     SandboxLimits limits;
     limits.timeout_seconds = options_.reference_timeout_seconds;
     limits.memory_limit_bytes = options_.memory_limit_bytes;
+    TUNED_ASSIGN_OR_RETURN(v1::MeasureJob job, ReferenceJob(data.workload));
     BuildProcess process;
     StatusOr<ContainedBuildOutcome> built =
-        process.Run([&] { return builder->Compile(data.workload, v1::MeasureJob(), host_); }, limits);
+        process.Run([&] { return builder->Compile(data.workload, job, host_); }, limits);
     if (!built.ok()) return built.status();
     if (built->kind != ContainedBuildOutcome::Kind::kCompiled) {
       return InternalError("compiling the reference of " + key + ": " + built->error);
@@ -434,7 +435,7 @@ class GpuEngine final : public MeasurementEngine {
     }
     if (!outcome.ok()) return outcome.status();
     if (outcome->status != v1::MEASURE_STATUS_OK) {
-      return InternalError("reference of " + key + " (unscheduled program) failed: " + outcome->error);
+      return InternalError("reference of " + key + " (default schedule) failed: " + outcome->error);
     }
     return std::move(outcome->output);
   }

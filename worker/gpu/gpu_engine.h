@@ -20,7 +20,7 @@
 ///     the runner) is killed: TIMEOUT; a sticky device error is RUNTIME_ERROR. Then a fresh
 ///     runner serves the next job;
 ///   - every output is checked against the workload's reference (reference_cache.h; large
-///     workloads: their unscheduled program compiled for the host CPU and run isolated);
+///     workloads: their default schedule compiled for the host CPU and run isolated);
 ///   - every result carries the runner's DeviceInfo (device name, compute units, driver
 ///     version, the device compiler's version (OpenCL's; NVRTC's for cuda), memory; for cuda
 ///     compute capability, L2 and clocks as features).

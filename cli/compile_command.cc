@@ -43,19 +43,21 @@ StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOpt
   return reuse::OpenLocalRecordSource(DbPathOrDefault(options.db_path));
 }
 
-// A GPU target: program source and launcher (cli/gpu_compile.h).
+// A GPU target: the program (OpenCL C source, or a cuda cubin) and its launcher
+// (cli/gpu_compile.h).
 Status RunGpuCompile(const CompileOptions& options, const ir::Workload& workload, const target::Target& target) {
   TUNED_ASSIGN_OR_RETURN(auto source, OpenRecordSource(options));
   TUNED_ASSIGN_OR_RETURN(GpuCompileOutput out, CompileGpu(workload, target, *source, options.output, options.name));
   if (options.json) {
+    const char* program = target.kind == target::TargetKind::kCuda ? "cubin" : "source";
     nlohmann::json json = {{"workload", workload.key()},        {"target", target.ToString()},
-                           {"source", out.source_path},         {"launcher", out.launcher_path},
+                           {program, out.program_path},         {"launcher", out.launcher_path},
                            {"header", out.header_path},         {"function", options.name},
                            {"from_record", true},               {"record_id", out.record_id},
                            {"trace_hash", out.trace_hash},      {"median_seconds", out.median_seconds}};
     std::printf("%s\n", json.dump(2).c_str());
   } else {
-    std::printf("wrote %s, %s and %s (record %lld, trace %s)\n", out.source_path.c_str(), out.launcher_path.c_str(),
+    std::printf("wrote %s, %s and %s (record %lld, trace %s)\n", out.program_path.c_str(), out.launcher_path.c_str(),
                 out.header_path.c_str(), static_cast<long long>(out.record_id), out.trace_hash.substr(0, 12).c_str());
   }
   return Status::Ok();
@@ -134,17 +136,22 @@ Status RunCompile(const CompileOptions& options) {
 void RegisterCompileCommand(Program& program) {
   auto options = std::make_shared<CompileOptions>();
   CLI::App* cmd = program.AddCommand(
-      "compile", "Build the best recorded schedule of a workload, or of every task of a model, into an object or shared library",
+      "compile",
+      "Build the best recorded schedule of a workload, or of every task of a model, into an object or shared "
+      "library (a GPU target: its program and a C launcher)",
       [options] { return RunCompile(*options); });
   AddWorkloadFlags(*cmd, options->workload, "--workload,-w", "Workload spec or stored key");
   AddModelFlags(*cmd, options->model, /*required=*/false);
   cmd->add_option("--target", options->target, "Target string (default: this machine)");
   cmd->add_option("--db", options->db_path, std::string("Tuning database ") + kDbPathHelp);
-  cmd->add_option("-o,--output", options->output, "Output file: OUT.o or OUT.so (OUT.h is written beside it); a GPU target: OUT.cl, OUT.c, OUT.h")
+  cmd->add_option("-o,--output", options->output,
+                  "Output file: OUT.o or OUT.so (OUT.h is written beside it); an opencl target: OUT.cl, OUT.c and "
+                  "OUT.h (source and launcher); a cuda target: OUT.cubin, OUT.c and OUT.h (cubin and launcher)")
       ->required();
   cmd->add_option("--server", options->server, "Read the log of the server at host:port instead of --db");
   AddClientSecurityFlags(*cmd, options->security);
-  cmd->add_option("--name", options->name, "Name of the kernel function (with --model: the prefix of every function)");
+  cmd->add_option("--name", options->name,
+                  "Name of the kernel function (with --model or a GPU target: the prefix of every function)");
   cmd->add_flag("--allow-compatible-target", options->allow_compatible,
                 "Accept records of a target with the same ISA and features");
   cmd->add_flag("--json", options->json, "Print JSON");

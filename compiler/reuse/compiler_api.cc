@@ -6,6 +6,7 @@
 #include "compiler/ir/op_library.h"
 #include "compiler/reuse/apply_history_best.h"
 #include "compiler/reuse/record_source.h"
+#include "target/target.h"
 #include "tuned/compiler.h"
 
 namespace tuned {
@@ -28,6 +29,13 @@ StatusOr<std::unique_ptr<Compiler>> Compiler::Open(const Options& options,
   if (options.target.empty()) {
     TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
   } else {
+    TUNED_ASSIGN_OR_RETURN(target::Target parsed, target::ParseTarget(options.target));
+    // Kernels of this API run in this process, on its CPU; a GPU program needs a launcher.
+    if (parsed.kind != target::TargetKind::kLlvmCpu) {
+      return UnimplementedError("target '" + options.target +
+                                "': the compiler API builds CPU kernels only; `tuned compile --target ...` writes a "
+                                "GPU target's program and its C launcher");
+    }
     TUNED_ASSIGN_OR_RETURN(target, codegen::ParseCpuTarget(options.target));
   }
   TUNED_ASSIGN_OR_RETURN(compiler->jit_, codegen::LlvmJit::Create(target));

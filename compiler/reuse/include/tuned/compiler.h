@@ -11,6 +11,9 @@
 /// A workload is compiled once per process (later requests hit the cache). When the log has no
 /// usable record the kernel uses a default schedule; `from_record()` and `fallback_reason()`
 /// say so, and stats() counts it.
+///
+/// Kernels run on this process's CPU: Open refuses a GPU target (cuda, opencl), whose program
+/// and C launcher `tuned compile --target ...` writes instead.
 
 #include <cstdint>
 #include <memory>

@@ -21,6 +21,9 @@ using ir::Stmt;
 
 // ---- layout ----
 
+// The loop features (store blocks, then the global block); the GPU block follows them.
+constexpr int kLoopFeatureCount = kTopStores * kStoreFeatures + kGlobalFeatures;
+
 constexpr int kArithFeatures = 13;
 constexpr int kLoopFeatures = 8;
 constexpr int kAnnotationFeatures = 16;
@@ -672,12 +675,13 @@ std::vector<std::string> BuildNames() {
     for (const char* n : kAllocNames) names.push_back(s + n);
   }
   for (const char* n : kGlobalNames) names.push_back(std::string("g.") + n);
+  for (const std::string& n : GpuFeatureNames()) names.push_back("gpu." + n);
   return names;
 }
 
 }  // namespace
 
-int FeatureCount() { return kTopStores * kStoreFeatures + kGlobalFeatures; }
+int FeatureCount() { return kLoopFeatureCount + kGpuFeatures; }
 
 const std::vector<std::string>& FeatureNames() {
   static const std::vector<std::string> names = BuildNames();
@@ -734,10 +738,18 @@ std::vector<float> ExtractFeatures(const lower::LoweredFunc& func, const Feature
   *p++ = Slog(double(std::max(1, options.num_cores)));
   *p++ = Slog(rest_iterations);
   *p++ = Slog(rest_float_ops);
-  TUNED_CHECK(p == out.data() + out.size()) << "feature vector layout mismatch";
+  TUNED_CHECK(p == out.data() + kLoopFeatureCount) << "feature vector layout mismatch";
   for (float& v : out) {
     if (!std::isfinite(v)) v = 0.f;  // Defensive: degenerate shapes must not poison training.
   }
+  return out;
+}
+
+std::vector<float> ExtractFeatures(const lower::LoweredFunc& func, const lower::gpu::GpuProgram& program,
+                                   const FeatureOptions& options) {
+  std::vector<float> out = ExtractFeatures(func, options);
+  const std::vector<float> gpu = ExtractGpuFeatures(program, options.gpu.value_or(GpuFeatureOptions{}));
+  std::copy(gpu.begin(), gpu.end(), out.begin() + kLoopFeatureCount);
   return out;
 }
 

@@ -78,19 +78,27 @@
 /// | num_cores | log of the cores the features were computed for |
 /// | rest_iterations, rest_float_ops | log iterations and float ops of the stores beyond the top kTopStores |
 ///
-/// Length: kTopStores * 97 + 16 = 307. Any change to names, order or meaning bumps
+/// GPU block `gpu.`, kGpuFeatures = 17 values: the kernels of a GPU candidate (launch
+/// configuration, occupancy, barriers, coalescing, bank conflicts, vector accesses); the table
+/// is in gpu_features.h. All zero for CPU candidates.
+///
+/// Length: kTopStores * 97 + 16 + 17 = 324. Any change to names, order or meaning bumps
 /// kFeatureVersion, so saved models trained on other features are refused. Version 2: FMA,
 /// unroll and stride features come from compiler/analysis (what the code generator does).
+/// Version 3: the GPU block.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/lower/gpu/gpu_program.h"
 #include "compiler/lower/lowered_func.h"
+#include "costmodel/features/gpu_features.h"
 
 namespace tuned::costmodel {
 
-inline constexpr uint32_t kFeatureVersion = 2;
+inline constexpr uint32_t kFeatureVersion = 3;
 inline constexpr int kTopStores = 3;
 inline constexpr int kBuffersPerStore = 3;
 inline constexpr int kStoreFeatures = 97;
@@ -101,6 +109,9 @@ struct FeatureOptions {
   int num_cores = 1;
   /// Cache line size used for unique_lines.
   int cache_line_bytes = 64;
+  /// Set on GPU targets: what the GPU block assumes of the device, and the sign that stored
+  /// traces are featurized with their kernels too (pre-training lowers them to kernels).
+  std::optional<GpuFeatureOptions> gpu;
 };
 
 /// Length of every vector ExtractFeatures returns.
@@ -110,8 +121,14 @@ int FeatureCount();
 const std::vector<std::string>& FeatureNames();
 
 /// The feature vector of one lowered candidate; always FeatureCount() finite values, and the
-/// same values for the same program.
+/// same values for the same program. The GPU block is zero (a CPU candidate).
 std::vector<float> ExtractFeatures(const lower::LoweredFunc& func,
+                                   const FeatureOptions& options = {});
+
+/// The same for a GPU candidate: `func` is its loop program, `program` its kernels (the same
+/// schedule lowered by LowerGpu); the GPU block is ExtractGpuFeatures with `options.gpu` (its
+/// defaults when unset).
+std::vector<float> ExtractFeatures(const lower::LoweredFunc& func, const lower::gpu::GpuProgram& program,
                                    const FeatureOptions& options = {});
 
 }  // namespace tuned::costmodel

@@ -3,6 +3,8 @@
 #include <map>
 
 #include "compiler/ir/op_library.h"
+#include "compiler/lower/gpu/lower_gpu.h"
+#include "compiler/lower/lower.h"
 #include "compiler/lower/pipeline.h"
 
 namespace tuned::costmodel {
@@ -10,8 +12,17 @@ namespace tuned::costmodel {
 StatusOr<std::vector<float>> FeaturizeTrace(std::shared_ptr<const ir::Workload> workload,
                                             const v1::Trace& trace,
                                             const FeatureOptions& options) {
-  TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(std::move(workload), trace));
-  return ExtractFeatures(func, options);
+  if (!options.gpu) {
+    TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(std::move(workload), trace));
+    return ExtractFeatures(func, options);
+  }
+  // Lowered as the search's candidate check lowers a GPU candidate, so that a stored record's
+  // features are the ones the search scored it with.
+  TUNED_ASSIGN_OR_RETURN(schedule::Trace parsed, lower::ParseTraceProto(trace));
+  TUNED_ASSIGN_OR_RETURN(schedule::Schedule sch, schedule::ReplayTrace(std::move(workload), parsed));
+  TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::Lower(sch, "kernel", {.hoist_guards = false}));
+  TUNED_ASSIGN_OR_RETURN(lower::gpu::GpuProgram program, lower::gpu::LowerGpu(sch, lower::gpu::NoGpuLimits()));
+  return ExtractFeatures(func, program, options);
 }
 
 namespace {

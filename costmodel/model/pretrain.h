@@ -21,8 +21,10 @@
 
 namespace tuned::costmodel {
 
-/// The features of the candidate `trace` describes: replay on `workload`, lower, extract.
-/// Errors are the replay's or lowering's (InvalidArgument for a trace that does not apply).
+/// The features of the candidate `trace` describes: replay on `workload`, lower, extract; on a
+/// GPU target (`options.gpu` set) also lowered to kernels, for the GPU block, as the search's
+/// candidate check lowers it. Errors are the replay's or lowering's (InvalidArgument for a
+/// trace that does not apply).
 StatusOr<std::vector<float>> FeaturizeTrace(std::shared_ptr<const ir::Workload> workload,
                                             const v1::Trace& trace,
                                             const FeatureOptions& options = {});

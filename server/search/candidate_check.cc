@@ -12,14 +12,14 @@ CandidateCheck::CandidateCheck(const SearchContext& context) {
   if (gpu_) limits_ = codegen::gpu::LimitsOf(*target);
 }
 
-StatusOr<lower::LoweredFunc> CandidateCheck::Check(const schedule::Schedule& sch) {
+StatusOr<CheckedCandidate> CandidateCheck::Check(const schedule::Schedule& sch) {
   // The program the features describe: the schedule's own, not its copies per tile edge.
   StatusOr<lower::LoweredFunc> func = lower::Lower(sch, "kernel", {.hoist_guards = false});
   if (!func.ok()) {
     ++dropped_["lowering"];
     return func.status();
   }
-  if (!gpu_) return func;
+  if (!gpu_) return CheckedCandidate{std::move(func).value(), std::nullopt};
   // Lowered without limits, so that the limit a candidate exceeds is named, not parsed.
   StatusOr<lower::gpu::GpuProgram> program = lower::gpu::LowerGpu(sch, lower::gpu::NoGpuLimits());
   if (!program.ok()) {
@@ -34,7 +34,7 @@ StatusOr<lower::LoweredFunc> CandidateCheck::Check(const schedule::Schedule& sch
       return InvalidArgumentError(message);
     }
   }
-  return func;
+  return CheckedCandidate{std::move(func).value(), std::move(program).value()};
 }
 
 std::string CandidateCheck::DroppedSummary() const {

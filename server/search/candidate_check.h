@@ -10,6 +10,7 @@
 /// block: codegen::gpu::LimitsOf). A dropped candidate is counted under its reason.
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "compiler/lower/gpu/lower_gpu.h"
@@ -19,12 +20,18 @@
 
 namespace tuned::search {
 
+/// A candidate that can run on the target, as the cost model's features describe it.
+struct CheckedCandidate {
+  lower::LoweredFunc func;                        // its loop program
+  std::optional<lower::gpu::GpuProgram> program;  // its kernels, on a GPU target
+};
+
 class CandidateCheck {
  public:
   explicit CandidateCheck(const SearchContext& context);
 
-  /// The candidate's loop program, or why it cannot run on the target (counted).
-  StatusOr<lower::LoweredFunc> Check(const schedule::Schedule& sch);
+  /// The candidate's loop program (and kernels), or why it cannot run on the target (counted).
+  StatusOr<CheckedCandidate> Check(const schedule::Schedule& sch);
 
   /// Candidates dropped so far, by reason: "lowering" (no loop program), "gpu_lowering" (no
   /// kernels: a stage not bound, a barrier under a thread-dependent branch, ...), or the name

@@ -148,17 +148,19 @@ class EvolutionarySearch : public SearchStrategy {
 
   // The candidate's individual, or nothing when it cannot run on the target (counted).
   std::optional<Individual> FromSchedule(const schedule::Schedule& sch) {
-    StatusOr<lower::LoweredFunc> func = check_.Check(sch);
-    if (!func.ok()) return std::nullopt;
-    return MakeIndividual(sch.trace(), *func);
+    StatusOr<CheckedCandidate> checked = check_.Check(sch);
+    if (!checked.ok()) return std::nullopt;
+    return MakeIndividual(sch.trace(), *checked);
   }
 
-  Individual MakeIndividual(schedule::Trace trace, const lower::LoweredFunc& func) {
+  Individual MakeIndividual(schedule::Trace trace, const CheckedCandidate& checked) {
     Individual ind;
     ind.trace = std::move(trace);
     schedule::TraceToProto(ind.trace, &ind.proto);
     ind.hash = db::TraceHash(ind.proto);
-    ind.features = costmodel::ExtractFeatures(func, feature_options_);
+    ind.features = checked.program
+                       ? costmodel::ExtractFeatures(checked.func, *checked.program, feature_options_)
+                       : costmodel::ExtractFeatures(checked.func, feature_options_);
     features_[ind.hash] = ind.features;
     return ind;
   }

@@ -227,11 +227,7 @@ class Printer : private ExprFunctor<std::string(const Expr&)>,
   // ---- statements ----
   void VisitFor(const For* op, int indent) override {
     if (op->kind == ForKind::kVectorized) {
-      auto aligned = [this](const BufferNode* b) {
-        for (const Buffer& p : kernel_.params) if (p.get() == b) return true;
-        for (const Buffer& s : kernel_.shared) if (s.get() == b) return true;
-        return false;
-      };
+      auto aligned = [this](const BufferNode* b) { return BaseAligned(kernel_, b); };
       if (std::optional<VectorLoop> plan = PlanVectorLoop(*op, bounds_, aligned)) {
         PrintVectorLoop(*op, *plan, indent);
         return;

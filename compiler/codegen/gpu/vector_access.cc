@@ -34,6 +34,16 @@ bool IsFloat32(const Buffer& b) { return b->dtype.is_float() && b->dtype.bits ==
 
 }  // namespace
 
+bool BaseAligned(const lower::gpu::GpuKernel& kernel, const BufferNode* buffer) {
+  for (const Buffer& p : kernel.params) {
+    if (p.get() == buffer) return true;
+  }
+  for (const Buffer& s : kernel.shared) {
+    if (s.get() == buffer) return true;
+  }
+  return false;
+}
+
 int64_t KnownDivisor(const Expr& e) {
   if (const int64_t* value = AsConstInt(e)) return *value < 0 ? -*value : *value;
   if (const Cast* cast = e.as<Cast>()) return cast->type.is_int() ? KnownDivisor(cast->value) : 1;

@@ -23,6 +23,7 @@
 
 #include "compiler/ir/ir.h"
 #include "compiler/ir/simplify.h"
+#include "compiler/lower/gpu/gpu_program.h"
 
 namespace tuned::codegen::gpu {
 
@@ -45,6 +46,10 @@ struct VectorLoop {
 /// aligned to 16 bytes.
 std::optional<VectorLoop> PlanVectorLoop(const ir::For& loop, const ir::VarBounds& bounds,
                                          const std::function<bool(const ir::BufferNode*)>& aligned);
+
+/// The `aligned` of PlanVectorLoop for loops of `kernel`: the bases the printer aligns to 16
+/// bytes, its global parameters and its shared arrays (not local arrays).
+bool BaseAligned(const lower::gpu::GpuKernel& kernel, const ir::BufferNode* buffer);
 
 /// A divisor of `e` known from its terms (0 when `e` is the constant 0): 1 unless constants
 /// and constant factors show more.

@@ -62,11 +62,12 @@ std::vector<float> SplitMatmul(int64_t factor, bool vectorize) {
 TEST(FeatureNames, MatchCountAndAreUnique) {
   const std::vector<std::string>& names = FeatureNames();
   ASSERT_EQ(int(names.size()), FeatureCount());
-  EXPECT_EQ(FeatureCount(), kTopStores * kStoreFeatures + kGlobalFeatures);
+  EXPECT_EQ(FeatureCount(), kTopStores * kStoreFeatures + kGlobalFeatures + kGpuFeatures);
   std::set<std::string> unique(names.begin(), names.end());
   EXPECT_EQ(unique.size(), names.size());
   EXPECT_EQ(names.front(), "s0.float_add");
-  EXPECT_EQ(names.back(), "g.rest_float_ops");
+  EXPECT_EQ(names[size_t(FeatureCount() - kGpuFeatures - 1)], "g.rest_float_ops");
+  EXPECT_EQ(names.back(), "gpu.vector_requests");
 }
 
 TEST(ExtractFeatures, FixedLengthAndDeterministic) {

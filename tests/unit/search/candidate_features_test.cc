@@ -148,5 +148,39 @@ TEST_F(CandidateFeaturesTest, PretrainTimeFeaturesEqualSearchTimeFeatures) {
   for (const std::vector<float>& row : pretrain_time) EXPECT_EQ(row[cores], (*expected)[cores]);
 }
 
+// On a GPU target the search scores candidates with their kernels' block (taken from the
+// candidate check's lowering), and pre-training a stored trace gives the same row.
+TEST_F(CandidateFeaturesTest, GpuCandidatesCarryTheGpuBlockAtSearchAndPretrainTime) {
+  SearchContext gpu = ctx_;
+  StatusOr<target::Target> target = target::ParseTarget("cuda -arch=sm_90");
+  ASSERT_TRUE(target.ok());
+  gpu.target = target->ToString();
+  gpu.num_cores = 1;
+  const costmodel::FeatureOptions options = CandidateFeatureOptions(gpu);
+  ASSERT_TRUE(options.gpu.has_value());
+  EXPECT_EQ(options.gpu->warp_size, 32);
+  EXPECT_FALSE(CandidateFeatureOptions(ctx_).gpu.has_value()) << "a CPU target has no GPU block";
+
+  WatchedModel::Seen seen;
+  auto xgb = costmodel::MakeXgbCostModel();
+  ASSERT_TRUE(xgb.ok());
+  WatchedModel model(std::move(xgb).value(), seen);
+  auto search = MakeEvolutionarySearch(gpu, &model);
+  ASSERT_TRUE(search.ok());
+  auto batch = (*search)->NextBatch(4);
+  ASSERT_TRUE(batch.ok());
+  ASSERT_FALSE(batch->empty());
+  const auto& names = costmodel::FeatureNames();
+  const size_t kernels = std::find(names.begin(), names.end(), "gpu.kernels") - names.begin();
+  ASSERT_LT(kernels, names.size());
+  for (const std::vector<float>& row : seen.scored) EXPECT_GE(row[kernels], 1.f);
+  for (const Candidate& c : *batch) {
+    auto row = costmodel::FeaturizeTrace(gpu.workload, c.trace, ModelPretrainOptions(gpu).features);
+    ASSERT_TRUE(row.ok()) << row.status().message();
+    EXPECT_NE(std::find(seen.scored.begin(), seen.scored.end(), *row), seen.scored.end())
+        << "pre-train-time features of a proposed candidate are its search-time features";
+  }
+}
+
 }  // namespace
 }  // namespace tuned::search

@@ -3,6 +3,7 @@
 // system's C compiler builds and links (against the toolkit's stub libcuda for cuda: this
 // machine has no GPU, so nothing here runs the launcher); and the one-line refusals.
 
+#include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -191,6 +192,36 @@ TEST_F(GpuCompileCommandTest, CudaWritesCubinAndLauncherOfTheBestRecord) {
   EXPECT_THAT(launcher,
               HasSubstr("cuLaunchKernel(function, 8, 8, 1, 16, 16, 1, 0, stream, params, NULL)"));
   EXPECT_THAT(launcher, Not(HasSubstr("Synchronize")));  // everything stays on the caller's stream
+}
+
+// The device check's program (bench/gpu/launcher_check.c: load, run, verify, time a matmul
+// launcher as a user's program would) compiles warning-free against a launcher `tuned compile`
+// wrote and links into an executable against the stub libcuda; run here, it says in one line
+// that there is no CUDA device, and on a GPU it prints its figures.
+TEST_F(GpuCompileCommandTest, TheDeviceChecksLauncherProgramBuildsAgainstAWrittenLauncher) {
+  auto w = WorkloadOf(kMatmul);
+  Record(GpuTiledMatmul(w), *target::ParseTarget(kCuda));
+  CommandOutput out = Compile(kMatmul, kCuda, "tuned_mm");
+  ASSERT_EQ(out.exit_code, 0) << out.all();
+  const std::string program = dir_ + "/launcher_check";
+  std::string log;
+  ASSERT_EQ(Shell("cc -std=c11 -Wall -Wextra -Werror -I" + dir_ + " -I" TUNED_CUDA_INCLUDE_DIR " " TUNED_SOURCE_DIR
+                  "/bench/gpu/launcher_check.c " + dir_ + "/tuned_mm.c " TUNED_CUDA_DRIVER_LIBRARY " -lm -o " + program,
+                  &log),
+            0)
+      << log;
+  // Without a driver (the stub libcuda only) the program cannot even load: built and linked
+  // is what this machine can check.
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (driver == nullptr) return;
+  dlclose(driver);
+  const int status = Shell(program + " 256 256 256", &log);
+  if (status != 0) {  // a driver but no GPU: one line naming it
+    EXPECT_THAT(log, HasSubstr("launcher_check: no CUDA device: "));
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  } else {  // a GPU: the JSON line, the result right
+    EXPECT_THAT(log, HasSubstr("\"launcher\":\"tuned_mm\""));
+  }
 }
 
 // Several kernels with a global intermediate between them: one entry per kernel, and the

@@ -9,8 +9,10 @@
 # points each program at the bundled libraries; builds the cuBLAS baseline with the machine's
 # nvcc; tunes a 4096³ fp32 matmul with embedded `tuned tune --target cuda` for a fixed trial
 # budget (builds overlap runs); times cuBLAS SGEMM (TF32 off, and TF32 on as its own row) in
-# the same run; and runs the CUDA engine's tests (verified candidates; a planted illegal
-# address and a planted endless loop end the runner, the next job runs on a fresh one).
+# the same run; compiles the best (`tuned compile --target cuda`) and runs its C launcher from a
+# small C program (bench/gpu/launcher_check.c), checking its result; and runs the CUDA engine's
+# tests (verified candidates; a planted illegal address and a planted endless loop end the
+# runner, the next job runs on a fresh one).
 # Figures go to stdout and, with $OUT set, to $OUT/device_check.txt.
 #
 # Environment: TRIALS (default 64), SIZE (matmul M=N=K, default 4096), TUNE_SECONDS (limit of
@@ -114,6 +116,20 @@ if [[ -n $summary ]]; then
 fi
 if [[ -n $cublas_us ]]; then
   say "tuned / cuBLAS (TF32 off): $(awk -v t="$best_us" -v c="$cublas_us" 'BEGIN { printf "%.3f", c / t }')x (above 1: tuned is faster; the goal after 1000 trials is 0.7)"
+fi
+
+# --- the best compiled, its launcher run as a user's program would -------------------------------
+if [[ $mode == cuda ]]; then
+  mkdir -p "$work/launcher"
+  "$bin/tuned" compile -w "$workload" --target "$target" --db "$db" -o "$work/launcher/tuned_mm" --name tuned_mm \
+    >> "$report" 2>&1 || die "tuned compile --target '$target' (see $report)"
+  # Linked against the toolkit's stub; at run time the driver's libcuda.so.1 serves it.
+  cc -std=c11 -O2 -I "$work/launcher" -I "$cuda/include" "$repo/bench/gpu/launcher_check.c" \
+    "$work/launcher/tuned_mm.c" -L "$cuda/lib64/stubs" -L "$cuda/lib64" -lcuda -lm -o "$work/launcher_check" \
+    >> "$report" 2>&1 || die "building the launcher check (see $report)"
+  row=$("$work/launcher_check" "$size" "$size" "$size" 2>&1) || die "the compiled launcher: $row"
+  echo "$row" >> "$report"
+  say "compiled launcher (tuned compile --target cuda, run from C on a stream): $(field "$row" mean_us) us, max relative error $(field "$row" max_rel_error)"
 fi
 
 # --- faults: sticky errors and hangs -------------------------------------------------------------

@@ -210,8 +210,12 @@ Status Schedule::SetLoopKind(LoopRV loop_rv, InstKind inst, ir::ForKind kind, co
   TUNED_ASSIGN_OR_RETURN(auto sl, LeafLoop(state_, resolved, name));
   Loop& loop = state_.stages[sl.first].loops[sl.second];
   std::string where = std::string(name) + " of loop " + LoopName(sl.first, sl.second);
-  if (loop.is_reduce && kind != ir::ForKind::kUnrolled && kind != ir::ForKind::kSerial) {
-    return InvalidArgumentError(where + ": it is a reduction loop");
+  // A reduction loop may be bound to a threadIdx axis: GPU lowering turns it into a
+  // cross-thread reduction (compiler/lower/gpu/cross_thread_reduction.cc).
+  const bool thread_reduction = kind == ir::ForKind::kThreadBinding && tag.rfind("threadIdx.", 0) == 0;
+  if (loop.is_reduce && kind != ir::ForKind::kUnrolled && kind != ir::ForKind::kSerial && !thread_reduction) {
+    return InvalidArgumentError(where + ": it is a reduction loop" +
+                                (kind == ir::ForKind::kThreadBinding ? " (only threadIdx may bind one)" : ""));
   }
   if (loop.kind != ir::ForKind::kSerial && loop.kind != kind) {
     return InvalidArgumentError(where + ": it is already " + ir::ForKindName(loop.kind));

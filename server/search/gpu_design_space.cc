@@ -175,12 +175,66 @@ Status BindElementwise(Schedule& sch, const std::string& name) {
   return sch.Bind(parts[1], "threadIdx.x");
 }
 
-Status ApplyGpuRules(Schedule& sch) {
+// A reduction with fewer outputs than terms per output (a row sum, softmax's rows, a GEMV, a
+// reduction to one value): one thread per output leaves most of the GPU idle, so the sketch
+// that reduces across threads is worth sampling.
+bool FewOutputsManyTerms(const Stage& st) {
+  if (!st.is_reduction()) return false;
+  int64_t outputs = 1, terms = 1;
+  for (const auto& axis : st.axes) outputs *= axis.extent;
+  for (const auto& axis : st.reduce_axes) terms *= axis.extent;
+  return outputs <= terms;
+}
+
+// One output per block, its terms split over the block's threads: the reduction loops fused,
+// split by a sampled thread count, the thread part bound to threadIdx.x outside the rest (so
+// consecutive threads read consecutive terms at every step); GPU lowering makes it a
+// cross-thread reduction (compiler/lower/gpu/cross_thread_reduction.cc).
+Status ReduceAcrossThreads(Schedule& sch, const std::string& name) {
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+  const Stage& st = sch.state().stages[sch.StageOf(block)];
+  const size_t num_spatial = st.axes.size();
+  int64_t terms = 1;
+  for (const auto& axis : st.reduce_axes) terms *= axis.extent;
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+  std::vector<LoopRV> spatial(loops.begin(), loops.begin() + long(num_spatial));
+  std::vector<LoopRV> reduce(loops.begin() + long(num_spatial), loops.end());
+  LoopRV fused_reduce = reduce[0];
+  if (reduce.size() > 1) {
+    TUNED_ASSIGN_OR_RETURN(fused_reduce, sch.Fuse(reduce));
+  }
+  std::vector<int64_t> counts;  // more threads than terms would idle
+  for (int64_t n : GpuThreadCounts()) {
+    if (n == GpuThreadCounts().front() || n <= terms) counts.push_back(n);
+  }
+  TUNED_ASSIGN_OR_RETURN(IntRV threads, SampleUniform(sch, counts));
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(fused_reduce, {std::monostate{}, threads}));
+  std::vector<LoopRV> order;
+  if (!spatial.empty()) {
+    LoopRV fused_spatial = spatial[0];
+    if (spatial.size() > 1) {
+      TUNED_ASSIGN_OR_RETURN(fused_spatial, sch.Fuse(spatial));
+    }
+    TUNED_RETURN_IF_ERROR(sch.Bind(fused_spatial, "blockIdx.x"));
+    order.push_back(fused_spatial);
+  }
+  order.push_back(parts[1]);
+  order.push_back(parts[0]);
+  TUNED_RETURN_IF_ERROR(sch.Reorder(order));
+  TUNED_RETURN_IF_ERROR(sch.Bind(parts[1], "threadIdx.x"));
+  TUNED_ASSIGN_OR_RETURN(IntRV unroll, SampleUniform(sch, UnrollSteps()));
+  return sch.Annotate(parts[0], "auto_unroll_max_step", sch.Get(unroll));
+}
+
+// `across_threads`: the reductions FewOutputsManyTerms picks reduce across threads.
+Status ApplyGpuRules(Schedule& sch, bool across_threads) {
   TUNED_RETURN_IF_ERROR(InlineElementwise(sch));
   for (const std::string& name : LiveStages(sch)) {
     const Stage* st = LiveStage(sch, name);
     if (st == nullptr || st->attach != schedule::AttachKind::kRoot) continue;
-    if (st->is_reduction() && !st->axes.empty()) {
+    if (across_threads && FewOutputsManyTerms(*st)) {
+      TUNED_RETURN_IF_ERROR(ReduceAcrossThreads(sch, name));
+    } else if (st->is_reduction() && !st->axes.empty()) {
       TUNED_RETURN_IF_ERROR(TileReduction(sch, name));
     } else {
       TUNED_RETURN_IF_ERROR(BindElementwise(sch, name));
@@ -196,8 +250,18 @@ const std::vector<int64_t>& GpuThreadCounts() {
   return kCounts;
 }
 
-std::vector<Sketch> GenerateGpuSketches(const SearchContext&) {
-  return {Sketch{"gpu-tile", [](Schedule& sch) { return ApplyGpuRules(sch); }}};
+std::vector<Sketch> GenerateGpuSketches(const SearchContext& context) {
+  std::vector<Sketch> sketches = {Sketch{"gpu-tile", [](Schedule& sch) { return ApplyGpuRules(sch, false); }}};
+  Schedule probe(context.workload, 0);
+  bool any = false;
+  for (const std::string& name : LiveStages(probe)) {
+    const Stage* st = LiveStage(probe, name);
+    any = any || (st != nullptr && FewOutputsManyTerms(*st));
+  }
+  if (any) {
+    sketches.push_back(Sketch{"gpu-cross-thread", [](Schedule& sch) { return ApplyGpuRules(sch, true); }});
+  }
+  return sketches;
 }
 
 }  // namespace tuned::search

@@ -21,9 +21,16 @@
 ///      sampled from {1, 2, 4} (only 1 unless the buffer is float32 and its innermost extent
 ///      is a multiple of it) and vectorized; auto-unroll of the outer reduction tile's body
 ///      with a sampled step limit;
-///   3. other stages (elementwise, and reductions with no spatial axis left to bind): their
-///      spatial loops fused, split by a thread count sampled from {32, ..., 1024} (a
-///      non-dividing count leaves a guarded tail) and bound to blockIdx.x / threadIdx.x.
+///   3. other stages (elementwise): their spatial loops fused, split by a thread count
+///      sampled from {32, ..., 1024} (a non-dividing count leaves a guarded tail) and bound to
+///      blockIdx.x / threadIdx.x.
+///
+/// Those rules are the sketch "gpu-tile". Where a reduction has no more outputs than terms per
+/// output (row sums, softmax's rows, a GEMV, a reduction to one value), a second sketch,
+/// "gpu-cross-thread", gives each such reduction one output per block (spatial loops fused onto
+/// blockIdx.x) and its terms to the block's threads: the reduction loops fused, split by a
+/// sampled thread count, the thread part bound to threadIdx.x outside the serial rest (GPU
+/// lowering turns it into a cross-thread reduction: compiler/lower/gpu/cross_thread_reduction.cc).
 ///
 /// Which candidates fit the target (threads per block, block and grid dimensions, shared bytes,
 /// every stage bound) is not decided here but by the candidate check (candidate_check.h).

@@ -13,6 +13,11 @@ namespace tuned::lower::gpu {
 /// Step 1: the binding rules, on the schedule (names blocks and loops).
 Status CheckBindings(const schedule::ScheduleState& state);
 
+/// Step 2b: every reduction loop bound to a threadIdx axis becomes per-thread partial results
+/// combined in shared memory by a tree (cross_thread_reduction.cc); fails where the reduction
+/// is not of that form (its init right before the loop, one element updated by +, max or min).
+StatusOr<LoweredFunc> LowerCrossThreadReductions(LoweredFunc func);
+
 /// Step 3: root nests become kernels.
 StatusOr<GpuProgram> SplitDevice(const LoweredFunc& func);
 

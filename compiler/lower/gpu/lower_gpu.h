@@ -10,6 +10,8 @@
 ///      computed at the root (their own kernel);
 ///   2. bound inference and loop nests as for the CPU (compiler/lower/lower.h), where a shared
 ///      stage's region covers what its whole block reads;
+///   2b. cross-thread reductions (cross_thread_reduction.cc): a reduction loop bound to a
+///      threadIdx axis becomes per-thread partials combined by a tree in shared memory;
 ///   3. the host/device split (device_split.cc): each root nest becomes a kernel, thread-bound
 ///      loops become its axes (one extent per axis), shared buffers move to kernel scope;
 ///   4. barriers (barriers.cc) before a shared read that may see another thread's write, before

@@ -53,35 +53,71 @@ void ExpectRunsAndMatches(const SearchContext& ctx, const schedule::Schedule& sc
       << ctx.workload->key() << "\n" << sch.trace().ToString();
 }
 
+// Every sketch: the tiled one, and for reductions with fewer outputs than terms (reduce_rows,
+// softmax) the one that reduces across the threads of a block.
 TEST(GpuDesignSpace, EverySampleRunsOrIsDroppedWithACountedReason) {
-  int valid = 0, dropped = 0, valid_tiled = 0;
+  int valid = 0, dropped = 0, valid_tiled = 0, valid_cross_thread = 0;
   for (uint64_t shape_seed = 1; shape_seed <= 2; ++shape_seed) {
     for (const std::string& spec : testing::SmallSpecs(shape_seed)) {
       SearchContext ctx = GpuContext(spec, "cuda -arch=sm_90");
       std::vector<Sketch> sketches = GenerateSketches(ctx);
-      ASSERT_EQ(sketches.size(), 1u) << spec;
+      ASSERT_GE(sketches.size(), 1u) << spec;
+      EXPECT_EQ(sketches[0].name, "gpu-tile");
       CandidateCheck check(ctx);
       int spec_valid = 0;
-      for (uint64_t seed = 0; seed < 6; ++seed) {
-        auto sch = SampleSketch(ctx, sketches[0], seed);
-        ASSERT_TRUE(sch.ok()) << spec << ": " << sch.status().message();
-        if (!check.Check(*sch).ok()) continue;
-        ++spec_valid;
-        ExpectRunsAndMatches(ctx, *sch, seed);
-        auto replayed = schedule::ReplayTrace(ctx.workload, sch->trace(), seed + 7);
-        ASSERT_TRUE(replayed.ok()) << replayed.status().message();
-        if (sch->trace().ToString().find("shared") != std::string::npos) ++valid_tiled;
+      for (const Sketch& sketch : sketches) {
+        for (uint64_t seed = 0; seed < 6; ++seed) {
+          auto sch = SampleSketch(ctx, sketch, seed);
+          ASSERT_TRUE(sch.ok()) << spec << ": " << sch.status().message();
+          if (!check.Check(*sch).ok()) continue;
+          ++spec_valid;
+          if (sketch.name == "gpu-cross-thread") ++valid_cross_thread;
+          ExpectRunsAndMatches(ctx, *sch, seed);
+          auto replayed = schedule::ReplayTrace(ctx.workload, sch->trace(), seed + 7);
+          ASSERT_TRUE(replayed.ok()) << replayed.status().message();
+          if (sch->trace().ToString().find("shared") != std::string::npos) ++valid_tiled;
+        }
       }
       int spec_dropped = 0;
       for (const auto& [reason, count] : check.dropped()) spec_dropped += count;
-      EXPECT_EQ(spec_valid + spec_dropped, 6) << spec << ": " << check.DroppedSummary();
+      EXPECT_EQ(spec_valid + spec_dropped, 6 * int(sketches.size())) << spec << ": " << check.DroppedSummary();
       valid += spec_valid;
       dropped += spec_dropped;
     }
   }
-  std::printf("GPU design space: %d valid, %d dropped\n", valid, dropped);
+  std::printf("GPU design space: %d valid (%d reducing across threads), %d dropped\n", valid, valid_cross_thread,
+              dropped);
   EXPECT_GT(valid, 20);
   EXPECT_GT(valid_tiled, 5);  // shared staging with cooperative fetch among the valid ones
+  EXPECT_GT(valid_cross_thread, 5);
+}
+
+// The sketch reducing across threads is there only for reductions with fewer outputs than terms.
+TEST(GpuDesignSpace, FewOutputsOfManyTermsAlsoGetTheCrossThreadSketch) {
+  for (const auto& [spec, sketches] : std::vector<std::pair<std::string, size_t>>{
+           {"matmul(M=64,N=64,K=64)", 1}, {"conv2d_nchw(C=4,H=8,W=8,F=8,pad=1)", 1}, {"add(M=64,N=64)", 1},
+           {"reduce_rows(M=4,N=4096)", 2}, {"softmax(M=8,N=1000)", 2}, {"matmul(M=1,N=64,K=4096)", 2}}) {
+    SearchContext ctx = GpuContext(spec, "cuda -arch=sm_90");
+    std::vector<Sketch> generated = GenerateSketches(ctx);
+    ASSERT_EQ(generated.size(), sketches) << spec;
+    if (sketches == 1) continue;
+    EXPECT_EQ(generated[1].name, "gpu-cross-thread");
+    CandidateCheck check(ctx);
+    int valid = 0;
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+      auto sch = SampleSketch(ctx, generated[1], seed);
+      ASSERT_TRUE(sch.ok()) << spec << ": " << sch.status().message();
+      if (!check.Check(*sch).ok()) continue;
+      ++valid;
+      auto program = lower::gpu::LowerGpu(*sch, LimitsOfText(ctx.target));
+      ASSERT_TRUE(program.ok()) << program.status().message();
+      bool shared = false;  // the partials of the reduction kernel's threads
+      for (const auto& kernel : program->kernels) shared = shared || kernel.shared_bytes > 0;
+      EXPECT_TRUE(shared) << spec;
+      if (seed == 0) ExpectRunsAndMatches(ctx, *sch, seed);
+    }
+    EXPECT_GT(valid, 0) << spec << ": " << check.DroppedSummary();
+  }
 }
 
 TEST(GpuDesignSpace, MatmulAndConvHaveValidTiledCandidatesWithSharedStaging) {

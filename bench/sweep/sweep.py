@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,8 @@ def sweep_shape(shape, a, tuned, onednn):
         row["error"] = f"tune failed ({rc}): {err}"
         return row
     row["trials"] = tune["trials"]
+    row["trials_to_95"], _ = trials_to_95(db)
+    row["seconds_per_trial"] = row["tune_wall_seconds"] / max(tune["trials"], 1)
 
     compare, rc, err = run_json([sys.executable, COMPARE, "--tuned", tuned, "--model", model, "--db", db,
                                  "--work", os.path.join(work, "run"), "--venv", a.venv, "--repeat", a.repeat,
@@ -83,6 +86,22 @@ def sweep_shape(shape, a, tuned, onednn):
     best = min(t for t in (row["onnxruntime_seconds"], row.get("onednn_seconds")) if t)
     row["ratio"] = best / row["tuned_kernel_seconds"]
     return row
+
+
+def trials_to_95(db):
+    """The search trials (records of kind SEARCH, in the order they were stored) it took until the
+    running best reached 95% of the throughput of the search's final best; and that count."""
+    with sqlite3.connect(db) as conn:
+        times = [t for (t,) in conn.execute("SELECT median_seconds FROM records WHERE kind = 0 ORDER BY id")]
+    measured = [t for t in times if t is not None]
+    if not measured:
+        return None, len(times)
+    goal, best = min(measured) / 0.95, math.inf
+    for trial, t in enumerate(times, 1):
+        best = min(best, t if t is not None else math.inf)
+        if best <= goal:
+            return trial, len(times)
+    return None, len(times)
 
 
 def measure_peak(program):
@@ -124,10 +143,13 @@ def print_table(rows, onednn_built, peak):
           "time at the FMA peak or the read bandwidth / tuned us;\nrun us: the whole run-model step; "
           "ratio: the faster library's time / tuned us (> 1: tuned is faster)"
           + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))
-    print(f"\n{'shape':<22} {'trials':>6} {'tune s':>8} {'from log':>8}  oneDNN implementation")
+    print(f"\n{'shape':<22} {'trials':>6} {'to 95%':>6} {'tune s':>8} {'s/trial':>7} {'from log':>8}  "
+          "oneDNN implementation")
     for r in rows:
-        print(f"{r['shape']:<22} {r.get('trials', '-'):>6} {r['tune_wall_seconds']:>8.1f} "
+        print(f"{r['shape']:<22} {r.get('trials', '-'):>6} {r.get('trials_to_95') or '-':>6} "
+              f"{r['tune_wall_seconds']:>8.1f} {r.get('seconds_per_trial', 0):>7.2f} "
               f"{r.get('tasks_from_log', '-'):>8}  {r.get('onednn_implementation', r.get('onednn_error', 'n/a'))}")
+    print("to 95%: search trials until the running best reached 95% of the final best's throughput")
     return geomean
 
 

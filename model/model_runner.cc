@@ -116,9 +116,12 @@ template <typename Values>
 StatusOr<TensorMap<Values>> RunModel(const Graph& graph, const ModelTasks& tasks, const TensorMap<Values>& constants,
                                      const TensorMap<Values>& inputs, const KernelExecutorOf<Values>& executor) {
   TensorMap<Values> computed;
+  // Inputs and constants are read where they are (a copy per run would cost as much as a
+  // small kernel).
   const Lookup<Values> lookup = [&](const std::string& name) -> const Values* {
     if (auto it = computed.find(name); it != computed.end()) return &it->second;
     if (auto it = constants.find(name); it != constants.end()) return &it->second;
+    if (auto it = inputs.find(name); it != inputs.end()) return &it->second;
     return nullptr;
   };
   for (const std::string& name : graph.inputs) {
@@ -127,7 +130,6 @@ StatusOr<TensorMap<Values>> RunModel(const Graph& graph, const ModelTasks& tasks
       return InvalidArgumentError("model input '" + name + "' is missing or not of " +
                                   std::to_string(graph.tensor(name).elements()) + " values");
     }
-    computed[name] = it->second;
   }
   for (const Partition::Step& step : tasks.partition.steps) {
     if (!step.is_kernel) {
@@ -145,7 +147,17 @@ StatusOr<TensorMap<Values>> RunModel(const Graph& graph, const ModelTasks& tasks
     TUNED_ASSIGN_OR_RETURN(computed[kernel.output_tensor], executor(kernel, args));
   }
   TensorMap<Values> outputs;
-  for (const std::string& name : graph.outputs) outputs[name] = *lookup(name);
+  for (const std::string& name : graph.outputs) {
+    // A computed output moves out (no other output can name it twice: outputs are distinct).
+    if (auto it = computed.find(name); it != computed.end()) {
+      outputs[name] = std::move(it->second);
+      computed.erase(it);
+    } else if (const Values* held = lookup(name)) {
+      outputs[name] = *held;
+    } else {
+      return InvalidArgumentError("model output '" + name + "' holds no numbers");
+    }
+  }
   return outputs;
 }
 

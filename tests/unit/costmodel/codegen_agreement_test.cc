@@ -17,15 +17,12 @@
 #include "compiler/lower/lower.h"
 #include "costmodel/features/features.h"
 #include "tests/support/random_schedule.h"
+#include "tests/support/workload_spec.h"
 
 namespace tuned::costmodel {
 namespace {
 
-std::shared_ptr<const ir::Workload> Workload(const std::string& spec) {
-  StatusOr<ir::Workload> w = ir::ParseWorkloadSpec(spec);
-  EXPECT_TRUE(w.ok()) << spec << ": " << w.status().ToString();
-  return std::make_shared<const ir::Workload>(std::move(w).value());
-}
+std::shared_ptr<const ir::Workload> Workload(const std::string& spec) { return testing::WorkloadOfSpec(spec); }
 
 float Feature(const std::vector<float>& f, const std::string& name) {
   const std::vector<std::string>& names = FeatureNames();

@@ -13,15 +13,12 @@
 #include "costmodel/features/gpu_features.h"
 #include "tests/support/gpu_schedules.h"
 #include "tests/support/random_schedule.h"
+#include "tests/support/workload_spec.h"
 
 namespace tuned::costmodel {
 namespace {
 
-std::shared_ptr<const ir::Workload> Workload(const std::string& spec) {
-  StatusOr<ir::Workload> w = ir::ParseWorkloadSpec(spec);
-  EXPECT_TRUE(w.ok()) << spec << ": " << w.status().ToString();
-  return std::make_shared<const ir::Workload>(std::move(w).value());
-}
+std::shared_ptr<const ir::Workload> Workload(const std::string& spec) { return testing::WorkloadOfSpec(spec); }
 
 float Slog(double x) { return float(std::log2(std::fabs(x) + 1.0)); }
 

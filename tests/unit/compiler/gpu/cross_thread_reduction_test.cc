@@ -15,15 +15,13 @@
 namespace tuned {
 namespace {
 
+using testing::CountBarriers;
+using testing::ExpectMatchesReference;
+using testing::Spec;
+
 using lower::gpu::GpuLimits;
 using lower::gpu::GpuProgram;
 using schedule::Schedule;
-
-std::shared_ptr<const ir::Workload> Spec(const std::string& spec) {
-  StatusOr<ir::Workload> w = ir::ParseWorkloadSpec(spec);
-  TUNED_CHECK(w.ok()) << w.status().message();
-  return std::make_shared<const ir::Workload>(std::move(w).value());
-}
 
 // reduce_rows with each row on a block and its N elements split over `threads` threads.
 Schedule RowPerBlock(const std::shared_ptr<const ir::Workload>& w, int64_t threads) {
@@ -35,17 +33,6 @@ Schedule RowPerBlock(const std::shared_ptr<const ir::Workload>& w, int64_t threa
   EXPECT_TRUE(sch.Bind(loops[0], "blockIdx.x").ok());
   EXPECT_TRUE(sch.Bind(parts[1], "threadIdx.x").ok());
   return sch;
-}
-
-// Interprets `program` (races checked) and compares with the float64 reference.
-void ExpectMatchesReference(const GpuProgram& program, const ir::Workload& w) {
-  auto inputs = ir::RandomInputs(w, 7);
-  auto reference = ir::EvaluateReference(w, inputs);
-  ASSERT_TRUE(reference.ok()) << reference.status().message();
-  StatusOr<std::vector<double>> actual = lower::InterpretGpu(program, inputs);
-  ASSERT_TRUE(actual.ok()) << actual.status().message();
-  EXPECT_LE(ir::MaxRelativeError(*actual, reference->at(w.output_stage().name)),
-            ir::ToleranceFor(w.output_stage().output->dtype));
 }
 
 // Run for real where the build can: on the OpenCL device, and compiled by NVRTC.
@@ -64,15 +51,6 @@ void ExpectRunsOnDevices(const GpuProgram& program, const ir::Workload& w) {
   if (!compiled.ok()) {
     EXPECT_EQ(compiled.status().code(), StatusCode::kUnavailable) << compiled.status().message();
   }
-}
-
-int CountBarriers(const ir::Stmt& s) {
-  struct Counter : ir::IRVisitor {
-    int count = 0;
-    void VisitBarrier(const ir::Barrier*) override { ++count; }
-  } counter;
-  counter.Visit(s);
-  return counter.count;
 }
 
 // Every kind, thread counts that divide the row or not, powers of two or not: the tree's last

@@ -11,39 +11,18 @@
 #include "compiler/lower/interpreter.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/gpu_schedules.h"
+#include "tests/unit/compiler/gpu/gpu_test_util.h"
 
 namespace tuned {
 namespace {
 
+using testing::CountBarriers;
+using testing::ExpectMatchesReference;
+using testing::Spec;
+
 using lower::gpu::GpuLimits;
 using lower::gpu::GpuProgram;
 using schedule::Schedule;
-
-std::shared_ptr<const ir::Workload> Spec(const std::string& spec) {
-  StatusOr<ir::Workload> w = ir::ParseWorkloadSpec(spec);
-  TUNED_CHECK(w.ok()) << w.status().message();
-  return std::make_shared<const ir::Workload>(std::move(w).value());
-}
-
-// Interprets `program` (races checked) and compares with the float64 reference.
-void ExpectMatchesReference(const GpuProgram& program, const ir::Workload& w) {
-  auto inputs = ir::RandomInputs(w, 7);
-  auto reference = ir::EvaluateReference(w, inputs);
-  ASSERT_TRUE(reference.ok()) << reference.status().message();
-  StatusOr<std::vector<double>> actual = lower::InterpretGpu(program, inputs);
-  ASSERT_TRUE(actual.ok()) << actual.status().message();
-  EXPECT_LE(ir::MaxRelativeError(*actual, reference->at(w.output_stage().name)),
-            ir::ToleranceFor(w.output_stage().output->dtype));
-}
-
-int CountBarriers(const ir::Stmt& s) {
-  struct Counter : ir::IRVisitor {
-    int count = 0;
-    void VisitBarrier(const ir::Barrier*) override { ++count; }
-  } counter;
-  counter.Visit(s);
-  return counter.count;
-}
 
 // The test-only hook: the program with its `index`-th barrier (program order) taken out.
 ir::Stmt WithoutBarrier(const ir::Stmt& body, int index) {

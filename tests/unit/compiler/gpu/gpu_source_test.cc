@@ -18,14 +18,10 @@
 namespace tuned {
 namespace {
 
+using testing::Spec;
+
 using codegen::gpu::Dialect;
 using lower::gpu::GpuProgram;
-
-std::shared_ptr<const ir::Workload> Spec(const std::string& spec) {
-  StatusOr<ir::Workload> w = ir::ParseWorkloadSpec(spec);
-  TUNED_CHECK(w.ok()) << w.status().message();
-  return std::make_shared<const ir::Workload>(std::move(w).value());
-}
 
 GpuProgram TiledMatmul(const std::string& spec) {
   StatusOr<GpuProgram> program =

@@ -4,7 +4,15 @@
 #include <memory>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
+#include "common/check.h"
 #include "compiler/codegen/gpu/gpu_source.h"
+#include "compiler/ir/evaluator.h"
+#include "compiler/ir/ir_mutator.h"
+#include "compiler/ir/op_library.h"
+#include "compiler/lower/interpreter.h"
+#include "tests/support/workload_spec.h"
 #include "target/target.h"
 
 #ifdef TUNED_TEST_OPENCL
@@ -18,6 +26,27 @@
 #endif
 
 namespace tuned::testing {
+
+std::shared_ptr<const ir::Workload> Spec(const std::string& spec) { return WorkloadOfSpec(spec); }
+
+void ExpectMatchesReference(const lower::gpu::GpuProgram& program, const ir::Workload& w) {
+  auto inputs = ir::RandomInputs(w, 7);
+  auto reference = ir::EvaluateReference(w, inputs);
+  ASSERT_TRUE(reference.ok()) << reference.status().message();
+  StatusOr<std::vector<double>> actual = lower::InterpretGpu(program, inputs);
+  ASSERT_TRUE(actual.ok()) << actual.status().message();
+  EXPECT_LE(ir::MaxRelativeError(*actual, reference->at(w.output_stage().name)),
+            ir::ToleranceFor(w.output_stage().output->dtype));
+}
+
+int CountBarriers(const ir::Stmt& s) {
+  struct Counter : ir::IRVisitor {
+    int count = 0;
+    void VisitBarrier(const ir::Barrier*) override { ++count; }
+  } counter;
+  counter.Visit(s);
+  return counter.count;
+}
 
 using lower::gpu::GpuKernel;
 using lower::gpu::GpuProgram;

@@ -6,13 +6,24 @@
 // functions return Unavailable with the reason (tests then skip, saying so).
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/ir/workload.h"
 #include "compiler/lower/gpu/gpu_program.h"
 
 namespace tuned::testing {
+
+/// The workload of a spec (the test fails on a bad one).
+std::shared_ptr<const ir::Workload> Spec(const std::string& spec);
+
+/// Interprets `program` (races checked) and expects the float64 reference of `w`.
+void ExpectMatchesReference(const lower::gpu::GpuProgram& program, const ir::Workload& w);
+
+/// The barriers in `s`.
+int CountBarriers(const ir::Stmt& s);
 
 /// Prints `program` as OpenCL C, builds it on the first OpenCL device, runs its kernels in
 /// order with their launch configurations, and returns the output's values.

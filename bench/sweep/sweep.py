@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tuned against onnxruntime and oneDNN on single DL ops (shapes.py), one trial budget per op.
 
-    sweep.py [--trials N] [--repeat R] [--build DIR] [--venv DIR] [--work DIR] [SHAPE ...]
+    sweep.py [--trials N] [--repeat R] [--build DIR] [--venv DIR] [--work DIR [--retime]] [SHAPE ...]
 
 For each shape (all by default): the one-node model is written, tuned into a fresh log
 (`tuned tune --model`), then compare_onnxruntime.py compiles it, times it through `tuned
@@ -12,7 +12,8 @@ is faster) with the geometric mean of the ratios, and writes it as JSON into the
 tuned_machine_peak measures the machine's fp32 FMA peak and memory bandwidth before the first
 and after the last op; each op's "roofline" share is its time at the better of the two figures
 (FLOPs at the peak, or its minimum bytes at the read bandwidth, whichever takes longer) over
-tuned's time.
+tuned's time. With --retime, the ops' logs already in --work (an earlier sweep's folder) are
+compiled and timed again with the libraries, without tuning: one run's figures checked by another.
 """
 import argparse
 import json
@@ -48,41 +49,54 @@ def sweep_shape(shape, a, tuned, onednn):
     work = os.path.join(a.work, shape.name)
     os.makedirs(work, exist_ok=True)
     model, db = os.path.join(work, shape.name + ".onnx"), os.path.join(work, "tuned.db")
-    onnx.save(shape.model(), model)
+    if not (a.retime and os.path.exists(model)):
+        onnx.save(shape.model(), model)
     row = {"shape": shape.name, "gflop": 2 * shape.macs() * 1e-9, "mbytes": shape.bytes() * 1e-6, "db": db}
 
-    start = time.monotonic()
-    tune, rc, err = run_json([tuned, "tune", "--model", model, "--db", db, "--trials", a.trials, "--json"])
-    row["tune_wall_seconds"] = time.monotonic() - start
-    if rc != 0 or tune is None:
-        row["error"] = f"tune failed ({rc}): {err}"
-        return row
-    row["trials"] = tune["trials"]
-    row["trials_to_95"], _ = trials_to_95(db)
-    row["seconds_per_trial"] = row["tune_wall_seconds"] / max(tune["trials"], 1)
+    if a.retime and os.path.exists(db):
+        # The op's log from an earlier sweep: its kernels and the libraries timed again, untouched.
+        row["trials_to_95"], row["trials"] = trials_to_95(db)
+        row["tune_wall_seconds"], row["seconds_per_trial"] = 0.0, 0.0
+    else:
+        start = time.monotonic()
+        tune, rc, err = run_json([tuned, "tune", "--model", model, "--db", db, "--trials", a.trials, "--json"])
+        row["tune_wall_seconds"] = time.monotonic() - start
+        if rc != 0 or tune is None:
+            row["error"] = f"tune failed ({rc}): {err}"
+            return row
+        row["trials"] = tune["trials"]
+        row["trials_to_95"], _ = trials_to_95(db)
+        row["seconds_per_trial"] = row["tune_wall_seconds"] / max(tune["trials"], 1)
 
-    compare, rc, err = run_json([sys.executable, COMPARE, "--tuned", tuned, "--model", model, "--db", db,
-                                 "--work", os.path.join(work, "run"), "--venv", a.venv, "--repeat", a.repeat,
-                                 "--min-sample-seconds", MIN_SAMPLE_SECONDS])
-    if compare is None:
-        row["error"] = f"compare_onnxruntime.py failed ({rc}): {err}"
-        return row
-    row.update(tuned_kernel_seconds=compare["tuned_kernel_median_seconds"],
-               tuned_run_seconds=compare["tuned_median_seconds"],
-               onnxruntime_seconds=compare["onnxruntime_median_seconds"], onnxruntime=compare["onnxruntime"],
-               max_relative_error=compare["max_relative_error"], check_ok=rc == 0,
-               tasks_from_log=f"{compare['tasks_from_log']}/{compare['tasks']}")
-    if onednn:
-        # A convolution runs both on NCHW and on oneDNN's own layouts (reorders timed): the faster counts.
-        variants = [[]] + ([["--native-layouts"]] if shape.onednn_args()[0] == "conv" else [])
-        for flags in variants:
-            out, rc, err = run_json([onednn, *shape.onednn_args(), "--min-sample-ms", MIN_SAMPLE_SECONDS * 1e3, *flags])
-            if out is None or rc != 0:
-                row["onednn_error"] = f"({rc}): {err}"
-            elif out["median_seconds"] < row.get("onednn_seconds", math.inf):
-                layouts = "native layouts + reorders" if out["native_layouts"] else "plain layouts"
-                row.update(onednn_seconds=out["median_seconds"],
-                           onednn_implementation=f"{out['implementation']} ({layouts})")
+    # Every runtime is timed in each of a.rounds rounds, one after the other, and each keeps the
+    # fastest of its round medians: a shared host has slower episodes of seconds (a neighbour on
+    # the core), and one round's median can fall inside one for any runtime.
+    for _ in range(a.rounds):
+        compare, rc, err = run_json([sys.executable, COMPARE, "--tuned", tuned, "--model", model, "--db", db,
+                                     "--work", os.path.join(work, "run"), "--venv", a.venv, "--repeat", a.repeat,
+                                     "--min-sample-seconds", MIN_SAMPLE_SECONDS])
+        if compare is None:
+            row["error"] = f"compare_onnxruntime.py failed ({rc}): {err}"
+            return row
+        if compare["tuned_kernel_median_seconds"] < row.get("tuned_kernel_seconds", math.inf):
+            row.update(tuned_kernel_seconds=compare["tuned_kernel_median_seconds"],
+                       tuned_run_seconds=compare["tuned_median_seconds"])
+        row["onnxruntime_seconds"] = min(compare["onnxruntime_median_seconds"], row.get("onnxruntime_seconds", math.inf))
+        row.update(onnxruntime=compare["onnxruntime"], max_relative_error=compare["max_relative_error"],
+                   check_ok=rc == 0 and row.get("check_ok", True),
+                   tasks_from_log=f"{compare['tasks_from_log']}/{compare['tasks']}")
+        if onednn:
+            # A convolution runs both on NCHW and on oneDNN's own layouts (reorders timed): the faster counts.
+            variants = [[]] + ([["--native-layouts"]] if shape.onednn_args()[0] == "conv" else [])
+            for flags in variants:
+                out, rc, err = run_json([onednn, *shape.onednn_args(), "--min-sample-ms", MIN_SAMPLE_SECONDS * 1e3,
+                                         *flags])
+                if out is None or rc != 0:
+                    row["onednn_error"] = f"({rc}): {err}"
+                elif out["median_seconds"] < row.get("onednn_seconds", math.inf):
+                    layouts = "native layouts + reorders" if out["native_layouts"] else "plain layouts"
+                    row.update(onednn_seconds=out["median_seconds"],
+                               onednn_implementation=f"{out['implementation']} ({layouts})")
     best = min(t for t in (row["onnxruntime_seconds"], row.get("onednn_seconds")) if t)
     row["ratio"] = best / row["tuned_kernel_seconds"]
     return row
@@ -161,6 +175,10 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--venv", default="", help="default: BUILD/ort-venv")
     p.add_argument("--work", default="", help="default: a new folder under /tmp")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds of timing every runtime; each keeps its fastest round median")
+    p.add_argument("--retime", action="store_true",
+                   help="reuse each op's log in --work (an earlier sweep's folder) instead of tuning: time it again")
     a = p.parse_args()
     a.venv = a.venv or os.path.join(a.build, "ort-venv")
     ensure_onnxruntime(a.venv)  # runs this script again in the venv (onnx, onnxruntime) if needed
@@ -178,7 +196,9 @@ def main():
     peaks = [measure_peak(machine_peak)]
     rows = []
     for shape in [by_name[n] for n in a.shapes] if a.shapes else SHAPES:
-        print(f"{shape.name}: tuning {a.trials} trials ...", file=sys.stderr, flush=True)
+        reuse = a.retime and os.path.exists(os.path.join(a.work, shape.name, "tuned.db"))
+        print(f"{shape.name}: {'timing its log again' if reuse else f'tuning {a.trials} trials'} ...",
+              file=sys.stderr, flush=True)
         rows.append(sweep_shape(shape, a, tuned, onednn))
         print(f"{shape.name}: {json.dumps(rows[-1])}", file=sys.stderr, flush=True)
     peaks.append(measure_peak(machine_peak))
@@ -186,7 +206,7 @@ def main():
     geomean = print_table(rows, onednn is not None, peak)
     path = os.path.join(a.work, "sweep.json")
     with open(path, "w") as f:
-        json.dump({"trials": a.trials, "repeat": a.repeat, "cpu_count": os.cpu_count(), "onednn_built": bool(onednn),
+        json.dump({"trials": a.trials, "repeat": a.repeat, "rounds": a.rounds, "cpu_count": os.cpu_count(), "onednn_built": bool(onednn),
                    "machine_peak": peaks,
                    "geomean_ratio": geomean, "rows": rows}, f, indent=2)
     print(f"\ntable as JSON: {path}\nwork folder (models, logs, libraries): {a.work}")

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
 #include "compiler/ir/op_library.h"
 #include "compiler/ir/tdl/definition.h"
@@ -134,9 +135,11 @@ StatusOr<Workload> ParseWorkloadSpec(std::string_view spec, const SpecLimits& li
     double bytes = double(b->dtype.bytes());
     for (int64_t d : b->shape) bytes *= double(d);
     if (bytes > double(limits.max_buffer_bytes)) {
+      // Printed from the double: the size may be beyond what an int64_t holds.
+      char needed[64];
+      std::snprintf(needed, sizeof(needed), "%.0f", bytes);
       return InvalidArgumentError("workload spec " + workload.key() + ": buffer " + b->name +
-                                  " needs " + std::to_string(int64_t(bytes)) +
-                                  " bytes, over the limit of " +
+                                  " needs " + needed + " bytes, over the limit of " +
                                   std::to_string(limits.max_buffer_bytes));
     }
     return Status::Ok();

@@ -95,6 +95,9 @@ TEST(SpecParser, SizesOverTheLimitAreRefused) {
   SpecLimits tight;
   tight.max_buffer_bytes = 1024;
   EXPECT_NE(ErrorOf("matmul(M=32,N=32,K=4)", tight).find("buffer C needs 4096 bytes"), std::string::npos);
+  // Beyond what an int64_t holds (found by fuzz_workload_spec): still the one-line refusal.
+  e = ErrorOf("reduce_rows(M=9999999999999,N=9999999)");
+  EXPECT_NE(e.find("buffer A needs 399999959999959990272 bytes, over the limit"), std::string::npos) << e;
 }
 
 TEST(SpecParser, ConvWithEmptyOutputIsRefused) {

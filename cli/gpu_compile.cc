@@ -1,23 +1,11 @@
 #include "cli/gpu_compile.h"
 
-#include <cctype>
-
 #include "cli/gpu_launcher.h"
 #include "worker/gpu/cuda_candidate.h"
 #include "worker/gpu/gpu_builder.h"
 
 namespace tuned::cli {
 namespace {
-
-bool IsIdentifier(const std::string& name) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) {
-    return false;
-  }
-  for (char c : name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  }
-  return true;
-}
 
 // Said before the log is read: a build without NVRTC cannot make a cubin of any record.
 Status CheckTarget(const target::Target& target) {
@@ -51,9 +39,10 @@ StatusOr<GpuCompileOutput> CompileGpu(const ir::Workload& workload, const target
                                       reuse::RecordSource& source, const std::string& output,
                                       const std::string& name) {
   TUNED_RETURN_IF_ERROR(CheckTarget(target));
-  if (!IsIdentifier(name)) {
+  if (!IsCIdentifier(name)) {
     return InvalidArgumentError("--name '" + name + "' is not a C identifier");
   }
+  TUNED_RETURN_IF_ERROR(CheckArgumentNames(workload));
   TUNED_ASSIGN_OR_RETURN(db::BestRecords best,
                          source.Best(workload.key(), target.ToString(), 1, /*toolkit_version=*/""));
   if (best.records.empty()) {

@@ -1,7 +1,9 @@
 #include "cli/gpu_launcher.h"
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace tuned::cli {
@@ -67,6 +69,30 @@ std::vector<std::string> LaunchBufferNames(const LauncherInput& in,
   std::vector<std::string> names;
   for (uint32_t index : launch.buffers()) names.push_back(BufferName(in, index));
   return names;
+}
+
+bool IsCIdentifier(const std::string& name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+Status CheckArgumentNames(const ir::Workload& workload) {
+  // What opencl_launcher.cc and cuda_launcher.cc declare inside their functions.
+  static const std::set<std::string> kLauncherNames = {"stream", "module",  "function", "params",
+                                                       "err",    "freed",   "queue",    "program",
+                                                       "context", "device", "kernel",   "source"};
+  for (const ir::Buffer& b : workload.arguments()) {
+    const std::string& name = b->name;
+    if (!IsCIdentifier(name)) return InvalidArgumentError("buffer '" + name + "' is not a C identifier: no launcher can name it");
+    if (kLauncherNames.count(name) || name.rfind("intermediate", 0) == 0) {
+      return InvalidArgumentError("buffer '" + name +
+                                  "' has the name of a launcher parameter or local: rename it in the definition");
+    }
+  }
+  return Status::Ok();
 }
 
 std::vector<std::string> ArgumentNames(const LauncherInput& in) {

@@ -64,6 +64,14 @@ std::string BufferName(const LauncherInput& in, uint32_t index);
 /// The names of `launch`'s buffers, in its argument order.
 std::vector<std::string> LaunchBufferNames(const LauncherInput& in,
                                            const v1::GpuKernelLaunch& launch);
+/// A C identifier: a letter or '_', then letters, digits and '_'.
+bool IsCIdentifier(const std::string& name);
+
+/// Why the workload's argument names cannot be a launcher's C parameters, if they cannot: a name
+/// that is not a C identifier, or one a launcher's own parameters and locals use (`stream`,
+/// `queue`, `err`, `intermediate0`, ...), which would give C that does not compile.
+Status CheckArgumentNames(const ir::Workload& workload);
+
 /// The names of the workload's arguments: inputs, then the output.
 std::vector<std::string> ArgumentNames(const LauncherInput& in);
 /// "LEADING, TYPE b1, TYPE b2": fixed leading parameters, then one per buffer.

@@ -159,6 +159,17 @@ TEST_F(GpuCompileCommandTest, NameMustBeACIdentifier) {
   EXPECT_THAT(out.err, HasSubstr("--name '2mm' is not a C identifier"));
 }
 
+// A buffer named like a launcher's own parameter would give C that does not compile: refused in
+// one line before the log is read.
+TEST_F(GpuCompileCommandTest, ABufferNamedLikeALauncherParameterIsRefused) {
+  ASSERT_NE(db::testing::OpenOrFail(Db()), nullptr);  // an empty log
+  CommandOutput out =
+      Compile("tdl: input stream: float32[64]; y[i: 64]: float32 = stream[i] * 2.0", kRefusalTarget, "twice");
+  EXPECT_EQ(out.exit_code, 2) << out.all();
+  EXPECT_THAT(out.err, HasSubstr("buffer 'stream' has the name of a launcher parameter or local"));
+  EXPECT_EQ(std::count(out.err.begin(), out.err.end(), '\n'), 1) << out.err;
+}
+
 #ifdef TUNED_TEST_CUDA
 // The cubin is SASS for the target's arch; the launcher compiles warning-free against cuda.h,
 // links against the stub libcuda with nothing undefined, and embeds that cubin.

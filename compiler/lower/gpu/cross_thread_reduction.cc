@@ -113,8 +113,9 @@ class CrossThreadReductions : public ir::IRMutator {
     for (const Stmt& s : op->stmts) {
       const auto* loop = s.as<ir::For>();
       const ir::Store* init = out.empty() ? nullptr : out.back().as<ir::Store>();
-      if (loop != nullptr && IsReductionOverThreads(*loop)) {
-        StatusOr<Stmt> lowered = Lower(*loop, init);
+      std::vector<const ir::Store*> reduced = loop != nullptr ? ReducedStores(*loop) : std::vector<const ir::Store*>();
+      if (!reduced.empty()) {
+        StatusOr<Stmt> lowered = Lower(*loop, reduced, init);
         if (!lowered.ok()) {
           status = lowered.status();
           return self;
@@ -132,7 +133,7 @@ class CrossThreadReductions : public ir::IRMutator {
   }
 
   Stmt MutateFor(const ir::For* op, const Stmt& self) override {
-    if (IsReductionOverThreads(*op)) {
+    if (!ReducedStores(*op).empty()) {
       status = InvalidArgumentError("loop " + op->var->name + " (" + op->thread_tag +
                                     ") reduces across threads, but its reduction's init is not right before it");
       return self;
@@ -141,17 +142,20 @@ class CrossThreadReductions : public ir::IRMutator {
   }
 
  private:
-  // A thread loop of one iteration has no other thread to combine with (its index may not
-  // name it at all once simplified).
-  static bool IsReductionOverThreads(const ir::For& loop) {
+  // The stores every thread along `loop` updates alike, when it is a threadIdx loop reducing
+  // across threads (none otherwise). A loop of one iteration has no other thread to combine
+  // with (its index may not name it at all once simplified).
+  static std::vector<const ir::Store*> ReducedStores(const ir::For& loop) {
     const int64_t* extent = ir::AsConstInt(loop.extent);
-    return loop.kind == ir::ForKind::kThreadBinding && loop.thread_tag.rfind("threadIdx.", 0) == 0 &&
-           (extent == nullptr || *extent > 1) && !StoresIndependentOf(loop.body, loop.var.get()).empty();
+    if (loop.kind != ir::ForKind::kThreadBinding || loop.thread_tag.rfind("threadIdx.", 0) != 0 ||
+        (extent != nullptr && *extent <= 1)) {
+      return {};
+    }
+    return StoresIndependentOf(loop.body, loop.var.get());
   }
 
-  StatusOr<Stmt> Lower(const ir::For& loop, const ir::Store* init) {
+  StatusOr<Stmt> Lower(const ir::For& loop, const std::vector<const ir::Store*>& stores, const ir::Store* init) {
     const std::string where = "cross-thread reduction over " + loop.var->name + " (" + loop.thread_tag + ")";
-    std::vector<const ir::Store*> stores = StoresIndependentOf(loop.body, loop.var.get());
     const ir::Store& update = *stores.front();
     for (const ir::Store* s : stores) {
       if (s->buffer != update.buffer || !SameIndices(s->indices, update.indices)) {

@@ -23,15 +23,19 @@ using lower::gpu::GpuLimits;
 using lower::gpu::GpuProgram;
 using schedule::Schedule;
 
-// reduce_rows with each row on a block and its N elements split over `threads` threads.
-Schedule RowPerBlock(const std::shared_ptr<const ir::Workload>& w, int64_t threads) {
-  Schedule sch(w, 0);
-  auto block = *sch.GetBlock(w->output_stage().name);
-  auto loops = *sch.GetLoops(block);
+// Row reduction `name` (loops: row, term) with each row on a block and its terms split over
+// `threads` threads.
+void RowOnABlockOfThreads(Schedule& sch, const std::string& name, int64_t threads) {
+  auto loops = *sch.GetLoops(*sch.GetBlock(name));
   auto parts = *sch.Split(loops[1], {std::monostate{}, threads});
   EXPECT_TRUE(sch.Reorder({loops[0], parts[1], parts[0]}).ok());
   EXPECT_TRUE(sch.Bind(loops[0], "blockIdx.x").ok());
   EXPECT_TRUE(sch.Bind(parts[1], "threadIdx.x").ok());
+}
+
+Schedule RowPerBlock(const std::shared_ptr<const ir::Workload>& w, int64_t threads) {
+  Schedule sch(w, 0);
+  RowOnABlockOfThreads(sch, w->output_stage().name, threads);
   return sch;
 }
 
@@ -101,14 +105,7 @@ TEST(CrossThreadReduction, OneOutputElementIsOneBlockOfThreads) {
 TEST(CrossThreadReduction, SoftmaxRowsReducedAcrossThreads) {
   auto w = Spec("softmax(M=3,N=200)");
   Schedule sch(w, 0);
-  for (const char* name : {"row_max", "row_sum"}) {
-    auto block = *sch.GetBlock(name);
-    auto loops = *sch.GetLoops(block);
-    auto parts = *sch.Split(loops[1], {std::monostate{}, int64_t(64)});
-    ASSERT_TRUE(sch.Reorder({loops[0], parts[1], parts[0]}).ok());
-    ASSERT_TRUE(sch.Bind(loops[0], "blockIdx.x").ok());
-    ASSERT_TRUE(sch.Bind(parts[1], "threadIdx.x").ok());
-  }
+  for (const char* name : {"row_max", "row_sum"}) RowOnABlockOfThreads(sch, name, 64);
   for (const char* name : {"exp", "softmax"}) {
     auto block = *sch.GetBlock(name);
     auto loops = *sch.GetLoops(block);

@@ -122,11 +122,6 @@ class GpuEngine final : public MeasurementEngine {
     v1::GpuRunnerRequest request;
     v1::MeasureResult result;
   };
-  // A build stage's outcome: a job to run, or its result already (a compile error) or error.
-  struct BuildOutcome {
-    std::optional<Built> built;
-    StatusOr<v1::MeasureResult> finished = InternalError("not built");
-  };
   struct ReadyToRun {
     Built built;
     Done done;
@@ -172,15 +167,17 @@ class GpuEngine final : public MeasurementEngine {
         pending = std::move(build_queue_.front());
         build_queue_.pop_front();
       }
-      BuildOutcome outcome = Build(pending.job, process);
-      {
-        std::lock_guard lock(mu_);
-        if (outcome.built) run_queue_.push_back({std::move(*outcome.built), std::move(pending.done)});
-      }
-      if (outcome.built) {
-        cv_.notify_all();
+      StatusOr<Built> built = BuildCandidate(pending.job, process);
+      if (!built.ok()) {
+        Finish(pending.done, built.status());
+      } else if (built->result.status() != v1::MEASURE_STATUS_UNSPECIFIED) {
+        Finish(pending.done, std::move(built->result));  // it did not build: its result already
       } else {
-        Finish(pending.done, std::move(outcome.finished));
+        {
+          std::lock_guard lock(mu_);
+          run_queue_.push_back({std::move(built).value(), std::move(pending.done)});
+        }
+        cv_.notify_all();
       }
     }
   }
@@ -242,19 +239,6 @@ class GpuEngine final : public MeasurementEngine {
     result.set_worker_id(options_.worker_id);
     *result.mutable_device() = device_;
     return result;
-  }
-
-  BuildOutcome Build(const v1::MeasureJob& job, BuildProcess& process) {
-    BuildOutcome outcome;
-    StatusOr<Built> built = BuildCandidate(job, process);
-    if (!built.ok()) {
-      outcome.finished = built.status();
-    } else if (built->result.status() != v1::MEASURE_STATUS_UNSPECIFIED) {
-      outcome.finished = std::move(built->result);
-    } else {
-      outcome.built = std::move(built).value();
-    }
-    return outcome;
   }
 
   // The job's inputs and reference, and its source and launches built in a forked build

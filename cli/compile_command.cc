@@ -7,11 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/compile_model.h"
-#include "cli/gpu_compile.h"
 #include "cli/workload_flags.h"
+#include "compiler/codegen/gpu/gpu_candidate.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/reuse/apply_history_best.h"
 #include "compiler/reuse/emit_library.h"
+#include "compiler/reuse/gpu/emit_gpu_library.h"
 #include "compiler/reuse/remote/remote_record_source.h"
 #include "rpc/credentials.h"
 #include "target/target.h"
@@ -44,21 +45,25 @@ StatusOr<std::unique_ptr<reuse::RecordSource>> OpenRecordSource(const CompileOpt
 }
 
 // A GPU target: the program (OpenCL C source, or a cuda cubin) and its launcher
-// (cli/gpu_compile.h).
+// (compiler/reuse/gpu/emit_gpu_library.h). Names are checked before the log is read.
 Status RunGpuCompile(const CompileOptions& options, const ir::Workload& workload, const target::Target& target) {
+  TUNED_RETURN_IF_ERROR(codegen::gpu::CheckGpuTarget(target));
+  TUNED_RETURN_IF_ERROR(reuse::CheckLauncherNames(workload, options.name));
   TUNED_ASSIGN_OR_RETURN(auto source, OpenRecordSource(options));
-  TUNED_ASSIGN_OR_RETURN(GpuCompileOutput out, CompileGpu(workload, target, *source, options.output, options.name));
+  TUNED_ASSIGN_OR_RETURN(reuse::GpuSelection selected, reuse::SelectGpuProgram(workload, target, *source));
+  TUNED_ASSIGN_OR_RETURN(reuse::GpuLibraryFiles out, reuse::EmitGpuLibrary(selected, options.output, options.name));
   if (options.json) {
     const char* program = target.kind == target::TargetKind::kCuda ? "cubin" : "source";
-    nlohmann::json json = {{"workload", workload.key()},        {"target", target.ToString()},
-                           {program, out.program_path},         {"launcher", out.launcher_path},
-                           {"header", out.header_path},         {"function", options.name},
-                           {"from_record", true},               {"record_id", out.record_id},
-                           {"trace_hash", out.trace_hash},      {"median_seconds", out.median_seconds}};
+    nlohmann::json json = {{"workload", workload.key()},          {"target", target.ToString()},
+                           {program, out.program_path},           {"launcher", out.launcher_path},
+                           {"header", out.header_path},           {"function", options.name},
+                           {"from_record", true},                 {"record_id", selected.record_id},
+                           {"trace_hash", selected.trace_hash},   {"median_seconds", selected.median_seconds}};
     std::printf("%s\n", json.dump(2).c_str());
   } else {
     std::printf("wrote %s, %s and %s (record %lld, trace %s)\n", out.program_path.c_str(), out.launcher_path.c_str(),
-                out.header_path.c_str(), static_cast<long long>(out.record_id), out.trace_hash.substr(0, 12).c_str());
+                out.header_path.c_str(), static_cast<long long>(selected.record_id),
+                selected.trace_hash.substr(0, 12).c_str());
   }
   return Status::Ok();
 }

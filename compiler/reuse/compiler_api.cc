@@ -2,9 +2,11 @@
 
 #include <chrono>
 
+#include "compiler/codegen/gpu/gpu_candidate.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/reuse/apply_history_best.h"
+#include "compiler/reuse/gpu/emit_gpu_library.h"
 #include "compiler/reuse/record_source.h"
 #include "target/target.h"
 #include "tuned/compiler.h"
@@ -15,7 +17,46 @@ Kernel::~Kernel() = default;
 
 Status Kernel::Run(const std::vector<void*>& buffers) const { return jit_->Run(buffers); }
 
+GpuKernel::~GpuKernel() = default;
+
+const std::string& GpuKernel::program() const {
+  return selection_->target.kind == target::TargetKind::kCuda ? selection_->program.binary()
+                                                               : selection_->program.source();
+}
+
+StatusOr<GpuKernel::Files> GpuKernel::WriteLauncher(const std::string& output, const std::string& name) const {
+  TUNED_ASSIGN_OR_RETURN(reuse::GpuLibraryFiles files, reuse::EmitGpuLibrary(*selection_, output, name));
+  return Files{.program = files.program_path, .launcher = files.launcher_path, .header = files.header_path};
+}
+
 Compiler::~Compiler() = default;
+
+namespace {
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The public description of a built program's launches.
+std::vector<GpuLaunch> LaunchesOf(const v1::GpuCandidateProgram& program) {
+  std::vector<GpuLaunch> launches;
+  for (const v1::GpuKernelLaunch& launch : program.launches()) {
+    GpuLaunch out;
+    out.function = launch.function();
+    for (int d = 0; d < 3; ++d) {
+      out.grid[size_t(d)] = launch.grid(d);
+      out.block[size_t(d)] = launch.block(d);
+    }
+    out.buffers.assign(launch.buffers().begin(), launch.buffers().end());
+    for (const v1::KernelResourceUsage& usage : program.kernels()) {
+      if (usage.function() == launch.function()) out.registers = int(usage.registers());
+    }
+    launches.push_back(std::move(out));
+  }
+  return launches;
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<Compiler>> Compiler::Open(const Options& options) {
   TUNED_ASSIGN_OR_RETURN(auto source, reuse::OpenLocalRecordSource(options.db_path));
@@ -30,15 +71,17 @@ StatusOr<std::unique_ptr<Compiler>> Compiler::Open(const Options& options,
     TUNED_ASSIGN_OR_RETURN(target, codegen::HostCpuTarget());
   } else {
     TUNED_ASSIGN_OR_RETURN(target::Target parsed, target::ParseTarget(options.target));
-    // Kernels of this API run in this process, on its CPU; a GPU program needs a launcher.
     if (parsed.kind != target::TargetKind::kLlvmCpu) {
-      return UnimplementedError("target '" + options.target +
-                                "': the compiler API builds CPU kernels only; `tuned compile --target ...` writes a "
-                                "GPU target's program and its C launcher");
+      TUNED_RETURN_IF_ERROR(codegen::gpu::CheckGpuTarget(parsed));
+      compiler->gpu_target_ = std::make_unique<target::Target>(parsed);
+      target = parsed;
+    } else {
+      TUNED_ASSIGN_OR_RETURN(target, codegen::ParseCpuTarget(options.target));
     }
-    TUNED_ASSIGN_OR_RETURN(target, codegen::ParseCpuTarget(options.target));
   }
-  TUNED_ASSIGN_OR_RETURN(compiler->jit_, codegen::LlvmJit::Create(target));
+  if (compiler->gpu_target_ == nullptr) {
+    TUNED_ASSIGN_OR_RETURN(compiler->jit_, codegen::LlvmJit::Create(target));
+  }
   compiler->source_ = std::move(source);
   compiler->options_ = options;
   compiler->target_ = target.ToString();
@@ -47,6 +90,9 @@ StatusOr<std::unique_ptr<Compiler>> Compiler::Open(const Options& options,
 
 StatusOr<std::shared_ptr<const Kernel>> Compiler::GetKernel(const std::string& workload_spec) {
   auto start = std::chrono::steady_clock::now();
+  if (gpu_target_ != nullptr) {
+    return FailedPreconditionError("target '" + target_ + "' is a GPU target: GetGpuKernel gives its program");
+  }
   TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ir::ParseWorkloadSpec(workload_spec));
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = cache_.find(workload.key()); it != cache_.end()) {
@@ -66,11 +112,38 @@ StatusOr<std::shared_ptr<const Kernel>> Compiler::GetKernel(const std::string& w
   kernel->trace_hash_ = selection.trace_hash;
   kernel->fallback_reason_ = selection.fallback_reason;
   kernel->warnings_ = selection.warnings;
-  kernel->build_ms_ =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  kernel->build_ms_ = MillisecondsSince(start);
   ++(selection.from_record ? stats_.record_hits : stats_.fallbacks);
   cache_[workload.key()] = kernel;
   return std::shared_ptr<const Kernel>(kernel);
+}
+
+StatusOr<std::shared_ptr<const GpuKernel>> Compiler::GetGpuKernel(const std::string& workload_spec) {
+  auto start = std::chrono::steady_clock::now();
+  if (gpu_target_ == nullptr) {
+    return FailedPreconditionError("target '" + target_ + "' is a CPU target: GetKernel gives its kernel");
+  }
+  TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ir::ParseWorkloadSpec(workload_spec));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = gpu_cache_.find(workload.key()); it != gpu_cache_.end()) {
+    ++stats_.cache_hits;
+    return it->second;
+  }
+  TUNED_ASSIGN_OR_RETURN(reuse::GpuSelection selection, reuse::SelectGpuProgram(workload, *gpu_target_, *source_));
+  std::shared_ptr<GpuKernel> kernel(new GpuKernel());
+  kernel->workload_key_ = workload.key();
+  kernel->target_ = target_;
+  kernel->launches_ = LaunchesOf(selection.program);
+  kernel->intermediate_bytes_.assign(selection.program.intermediate_bytes().begin(),
+                                     selection.program.intermediate_bytes().end());
+  kernel->record_id_ = selection.record_id;
+  kernel->trace_hash_ = selection.trace_hash;
+  kernel->median_seconds_ = selection.median_seconds;
+  kernel->selection_ = std::make_unique<reuse::GpuSelection>(std::move(selection));
+  kernel->build_ms_ = MillisecondsSince(start);
+  ++stats_.record_hits;
+  gpu_cache_[workload.key()] = kernel;
+  return std::shared_ptr<const GpuKernel>(kernel);
 }
 
 Compiler::Stats Compiler::stats() const {

@@ -9,19 +9,21 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
 
+#include "compiler/codegen/gpu/gpu_candidate.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/schedule/trace.h"
 #include "target/target_proto.h"
 #include "tests/cli/run_tuned.h"
 #include "tests/support/gpu_schedules.h"
 #include "tests/unit/tuning_db/db_test_util.h"
-#include "worker/gpu/gpu_builder.h"
+#include "tuned/compiler.h"
 #ifdef TUNED_TEST_CUDA
 #include "compiler/codegen/cuda/cubin.h"
 #endif
@@ -100,7 +102,7 @@ class GpuCompileCommandTest : public ScratchDirTest {
                                                      const target::Target& target) {
     v1::Trace trace;
     schedule::TraceToProto(sch.trace(), &trace);
-    return worker::gpu::BuildGpuCandidate(sch.state().workload, trace, target);
+    return codegen::gpu::BuildGpuCandidate(sch.state().workload, trace, target);
   }
 
   // The first random GPU schedule of `w` whose program has several kernels and a global
@@ -286,6 +288,30 @@ TEST_F(GpuCompileCommandTest, OpenclWritesSourceAndLauncherOfTheBestRecord) {
   ASSERT_TRUE(program.ok()) << program.status().message();
   ExpectEntries(symbols, *program, "softmax_cl", "build");
   EXPECT_EQ(db::testing::ReadFile(dir_ + "/softmax_cl.cl"), program->source());
+}
+
+// <tuned/compiler.h> writes the very files `tuned compile` writes, from the same log.
+TEST_F(GpuCompileCommandTest, TheCompilerApiWritesWhatTunedCompileWrites) {
+  auto w = WorkloadOf(kSoftmax);
+  target::Target target = *target::ParseTarget("opencl");
+  std::optional<schedule::Schedule> sch = MultiKernelSchedule(w, target);
+  ASSERT_TRUE(sch.has_value());
+  Record(*sch, target);
+  CommandOutput out = Compile(kSoftmax, "opencl", "softmax_cl");
+  ASSERT_EQ(out.exit_code, 0) << out.all();
+
+  auto compiler = Compiler::Open({.db_path = Db(), .target = "opencl"});
+  ASSERT_TRUE(compiler.ok()) << compiler.status().message();
+  auto kernel = (*compiler)->GetGpuKernel(kSoftmax);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  std::filesystem::create_directories(dir_ + "/api");
+  auto files = (*kernel)->WriteLauncher(dir_ + "/api/softmax_cl", "softmax_cl");
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  for (const char* extension : {".cl", ".c", ".h"}) {
+    const std::string written = db::testing::ReadFile(dir_ + "/api/softmax_cl" + extension);
+    EXPECT_FALSE(written.empty()) << extension;
+    EXPECT_EQ(written, db::testing::ReadFile(dir_ + "/softmax_cl" + extension)) << extension;
+  }
 }
 #endif
 

@@ -13,15 +13,16 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "common/exclusive_gate.h"
 #include "common/logging.h"
+#include "compiler/codegen/cuda/cuda_candidate.h"
+#include "compiler/codegen/gpu/gpu_candidate.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
 #include "compiler/ir/evaluator.h"
 #include "target/target_proto.h"
 #include "worker/builder.h"
 #include "worker/contained_build.h"
-#include "common/exclusive_gate.h"
-#include "worker/gpu/cuda_candidate.h"
 #include "worker/gpu/runner_process.h"
 #include "worker/reference_cache.h"
 #include "worker/runner.h"
@@ -61,7 +62,7 @@ class GpuEngine final : public MeasurementEngine {
     TUNED_ASSIGN_OR_RETURN(jit_, codegen::LlvmJit::Create(host_));
     TUNED_ASSIGN_OR_RETURN(device_, runner_.Start());
     // A cubin is built here, not by the driver: the compiler that made the code is NVRTC.
-    if (target_.kind == target::TargetKind::kCuda) device_.set_toolkit_version(CudaCompilerVersion());
+    if (target_.kind == target::TargetKind::kCuda) device_.set_toolkit_version(codegen::cuda::CudaCompilerVersion());
     builds_overlap_runs_ = options_.gpu_builds_overlap_runs.value_or(!DeviceIsHostCpu(device_));
     for (int i = 0; i < std::max(options_.build_slots, 1); ++i) builders_.emplace_back([this] { BuildLoop(); });
     run_thread_ = std::thread([this] { RunLoop(); });
@@ -472,15 +473,8 @@ std::vector<std::string> GpuRunnerArgv(const EngineOptions& options, const targe
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateGpuMeasurementEngine(const EngineOptions& options,
                                                                         const target::Target& target,
                                                                         const GpuBuilderFactory& factory) {
-  if (target.kind != target::TargetKind::kOpencl && target.kind != target::TargetKind::kCuda) {
-    return InvalidArgumentError("target '" + target.ToString() + "' is not a GPU target (cuda or opencl)");
-  }
   // Said before any runner starts: a build without NVRTC has no CUDA runner to start either.
-  if (target.kind == target::TargetKind::kCuda && CudaCompilerVersion().empty()) {
-    return FailedPreconditionError("target '" + target.ToString() +
-                                   "': this build has no CUDA support (no NVRTC: install the CUDA toolkit "
-                                   "and reconfigure with TUNED_ENABLE_CUDA=ON)");
-  }
+  TUNED_RETURN_IF_ERROR(codegen::gpu::CheckGpuTarget(target));
   TUNED_ASSIGN_OR_RETURN(target::Target host, codegen::HostCpuTarget());
   auto engine = std::make_unique<GpuEngine>(options, target, std::move(host), factory);
   TUNED_RETURN_IF_ERROR(engine->Start().WithContext("worker target '" + target.ToString() + "'"));

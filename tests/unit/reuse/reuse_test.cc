@@ -236,14 +236,5 @@ TEST_P(ReuseTest, MissingDatabaseAndBadSpecAreErrors) {
   EXPECT_EQ((*compiler)->GetKernel("matmul(M=1)").status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST_P(ReuseTest, GpuTargetIsRefusedWithThePathToItsLauncher) {
-  auto compiler = Compiler::Open({db_path_, "cuda -arch=sm_90"});
-  ASSERT_FALSE(compiler.ok());
-  EXPECT_EQ(compiler.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(compiler.status().message().find("`tuned compile --target ...` writes a GPU target's program"),
-            std::string::npos)
-      << compiler.status().message();
-}
-
 }  // namespace
 }  // namespace tuned

@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 
+#include "compiler/codegen/cuda/cuda_candidate.h"
+#include "compiler/codegen/gpu/gpu_candidate.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/ir/workload.h"
 #include "compiler/schedule/trace.h"
@@ -16,7 +18,6 @@
 #include "tests/support/gpu_schedules.h"
 #include "tests/unit/worker/faulty_gpu_builder.h"
 #include "tests/unit/worker/worker_test_util.h"
-#include "worker/gpu/cuda_candidate.h"
 #include "worker/gpu/gpu_engine.h"
 
 namespace tuned::worker::testing {
@@ -48,16 +49,16 @@ v1::GpuCandidateProgram OneLaunch(int64_t block_threads, uint32_t registers) {
 
 TEST(CudaRegisterBudget, CountsWarpsAndTheAllocationUnit) {
   // 65536 registers a block: exactly full, then one register per thread more.
-  EXPECT_TRUE(gpu::CheckRegisterBudget(OneLaunch(1024, 64)).ok());
-  EXPECT_TRUE(gpu::CheckRegisterBudget(OneLaunch(512, 128)).ok());
-  EXPECT_TRUE(gpu::CheckRegisterBudget(OneLaunch(256, 255)).ok());  // 255 × 32 rounds up to 8192 a warp
-  Status over = gpu::CheckRegisterBudget(OneLaunch(1024, 65));     // 65 × 32 rounds up to 2304
+  EXPECT_TRUE(codegen::cuda::CheckRegisterBudget(OneLaunch(1024, 64)).ok());
+  EXPECT_TRUE(codegen::cuda::CheckRegisterBudget(OneLaunch(512, 128)).ok());
+  EXPECT_TRUE(codegen::cuda::CheckRegisterBudget(OneLaunch(256, 255)).ok());  // 255 × 32 rounds up to 8192 a warp
+  Status over = codegen::cuda::CheckRegisterBudget(OneLaunch(1024, 65));     // 65 × 32 rounds up to 2304
   EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(over.message().find("kernel 'k' needs 65 registers per thread: a block of 1024 threads needs 73728"),
             std::string::npos)
       << over.message();
-  EXPECT_FALSE(gpu::CheckRegisterBudget(OneLaunch(1000, 72)).ok());  // 32 warps (the last partial) × 2304
-  EXPECT_TRUE(gpu::CheckRegisterBudget(OneLaunch(992, 64)).ok());
+  EXPECT_FALSE(codegen::cuda::CheckRegisterBudget(OneLaunch(1000, 72)).ok());  // 32 warps (the last partial) × 2304
+  EXPECT_TRUE(codegen::cuda::CheckRegisterBudget(OneLaunch(992, 64)).ok());
 }
 
 TEST(CudaCandidate, ACandidateIsBuiltToACubinWithEachKernelsResources) {
@@ -66,8 +67,8 @@ TEST(CudaCandidate, ACandidateIsBuiltToACubinWithEachKernelsResources) {
   auto workload = Matmul();
   v1::Trace trace;
   schedule::TraceToProto(tuned::testing::GpuTiledMatmul(workload).trace(), &trace);
-  auto built = gpu::BuildGpuCandidate(workload, trace, *target);
-  if (gpu::CudaCompilerVersion().empty()) {
+  auto built = codegen::gpu::BuildGpuCandidate(workload, trace, *target);
+  if (codegen::cuda::CudaCompilerVersion().empty()) {
     ASSERT_FALSE(built.ok());
     EXPECT_NE(built.status().message().find("no NVRTC"), std::string::npos) << built.status().message();
     return;
@@ -79,7 +80,7 @@ TEST(CudaCandidate, ACandidateIsBuiltToACubinWithEachKernelsResources) {
     EXPECT_EQ(built->kernels(i).function(), built->launches(i).function());
     EXPECT_GT(built->kernels(i).registers(), 0u);
   }
-  EXPECT_EQ(gpu::CudaCompilerVersion().rfind("NVRTC ", 0), 0u);
+  EXPECT_EQ(codegen::cuda::CudaCompilerVersion().rfind("NVRTC ", 0), 0u);
 }
 
 class CudaEngineTest : public ::testing::Test {

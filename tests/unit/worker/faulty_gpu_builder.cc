@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "worker/gpu/cuda_candidate.h"
+#include "compiler/codegen/cuda/cuda_candidate.h"
 
 namespace tuned::worker::testing {
 
@@ -42,7 +42,7 @@ class FaultyGpuBuilder : public gpu::GpuBuilder {
     if (body == std::string::npos) return InternalError("no kernel body to plant a fault in");
     source.insert(body + 4, planted);
     program.set_source(source);
-    if (cuda) TUNED_RETURN_IF_ERROR(gpu::BuildCudaBinary(target, program));  // the planted source's cubin
+    if (cuda) TUNED_RETURN_IF_ERROR(codegen::cuda::BuildCudaBinary(target, program));  // the planted source's cubin
     return program;
   }
 

@@ -12,9 +12,17 @@
 /// usable record the kernel uses a default schedule; `from_record()` and `fallback_reason()`
 /// say so, and stats() counts it.
 ///
-/// Kernels run on this process's CPU: Open refuses a GPU target (cuda, opencl), whose program
-/// and C launcher `tuned compile --target ...` writes instead.
+/// A CPU target's kernels run in this process. A GPU target (cuda -arch=sm_XX, opencl) gives a
+/// GpuKernel instead: the best record's device program (a cubin, or OpenCL C) and its launches,
+/// for the caller's own stream or queue, and the C launcher `tuned compile` writes:
+///
+///   auto compiler = tuned::Compiler::Open({.db_path = "tuned.db", .target = "cuda -arch=sm_90"});
+///   auto kernel = (*compiler)->GetGpuKernel("matmul(M=4096,N=4096,K=4096)");
+///   (*kernel)->program();                       // the cubin: cuModuleLoadData
+///   (*kernel)->launches();                      // each kernel's grid, block and buffers
+///   (*kernel)->WriteLauncher("build/mm", "mm");  // build/mm.cubin, mm.c, mm.h
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -32,7 +40,11 @@ class LlvmJit;
 }  // namespace codegen
 namespace reuse {
 class RecordSource;
+struct GpuSelection;
 }  // namespace reuse
+namespace target {
+struct Target;
+}  // namespace target
 
 class Kernel {
  public:
@@ -62,16 +74,70 @@ class Kernel {
   double build_ms_ = 0;
 };
 
+/// One kernel launch of a GpuKernel, in order.
+struct GpuLaunch {
+  std::string function;            // the kernel's name in the program
+  std::array<int64_t, 3> grid{};   // blocks (work-groups) in x, y, z
+  std::array<int64_t, 3> block{};  // threads (work-items) per block in x, y, z
+  /// Its arguments, as buffer indices: the workload's inputs, then the output, then the
+  /// intermediates (GpuKernel::intermediate_bytes()).
+  std::vector<int> buffers;
+  int registers = 0;  // per thread, from ptxas (cuda); 0 for opencl
+};
+
+/// A GPU target's program for one workload, built from the best record of the log (a GPU target
+/// has no default schedule). Immutable; shared by every request for the workload.
+class GpuKernel {
+ public:
+  ~GpuKernel();
+  const std::string& workload_key() const { return workload_key_; }
+  const std::string& target() const { return target_; }
+  /// The device program: for cuda the cubin (SASS for the target's arch, for cuModuleLoadData),
+  /// for opencl the OpenCL C source (for clCreateProgramWithSource).
+  const std::string& program() const;
+  const std::vector<GpuLaunch>& launches() const { return launches_; }
+  /// Bytes of each global intermediate buffer the launches pass between kernels.
+  const std::vector<int64_t>& intermediate_bytes() const { return intermediate_bytes_; }
+  int64_t record_id() const { return record_id_; }
+  const std::string& trace_hash() const { return trace_hash_; }
+  /// The record's measured median time, seconds.
+  double median_seconds() const { return median_seconds_; }
+  /// Time from request to built program (lookup, replay, lowering, device build), ms.
+  double build_ms() const { return build_ms_; }
+
+  struct Files {
+    std::string program;   // OUT.cubin (cuda) or OUT.cl (opencl)
+    std::string launcher;  // OUT.c: NAME_load / NAME_<kernel> / NAME, launched on the caller's stream
+    std::string header;    // OUT.h
+  };
+  /// Writes the program and the C launcher `tuned compile` writes, OUT being `output` without
+  /// its extension, every entry point prefixed `name` (a C identifier).
+  StatusOr<Files> WriteLauncher(const std::string& output, const std::string& name) const;
+
+ private:
+  friend class Compiler;
+  GpuKernel() = default;
+  std::unique_ptr<reuse::GpuSelection> selection_;
+  std::string workload_key_;
+  std::string target_;
+  std::vector<GpuLaunch> launches_;
+  std::vector<int64_t> intermediate_bytes_;
+  int64_t record_id_ = 0;
+  std::string trace_hash_;
+  double median_seconds_ = 0;
+  double build_ms_ = 0;
+};
+
 class Compiler {
  public:
   struct Options {
     std::string db_path;                  // local tuning database
-    std::string target;                   // empty: this machine
-    bool allow_compatible_target = false; // accept records of the same ISA and features
+    std::string target;                   // empty: this machine's CPU; or a GPU target
+    bool allow_compatible_target = false; // CPU: accept records of the same ISA and features
   };
   struct Stats {
     int64_t cache_hits = 0;   // requests served from this process's cache
-    int64_t record_hits = 0;  // kernels built from a record of the log
+    int64_t record_hits = 0;  // kernels (CPU or GPU) built from a record of the log
     int64_t fallbacks = 0;    // kernels built from the default schedule
   };
 
@@ -81,19 +147,24 @@ class Compiler {
                                                   std::unique_ptr<reuse::RecordSource> source);
   ~Compiler();
 
-  /// The kernel of a workload spec, compiled on first request. Thread-safe.
+  /// The kernel of a workload spec, compiled on first request. Thread-safe. A CPU target's.
   StatusOr<std::shared_ptr<const Kernel>> GetKernel(const std::string& workload_spec);
+  /// The GPU program of a workload spec, built on first request from the best record (NotFound
+  /// without one). Thread-safe. A GPU target's.
+  StatusOr<std::shared_ptr<const GpuKernel>> GetGpuKernel(const std::string& workload_spec);
   Stats stats() const;
   const std::string& target() const { return target_; }
 
  private:
   Compiler() = default;
   std::unique_ptr<reuse::RecordSource> source_;
-  std::unique_ptr<codegen::LlvmJit> jit_;
+  std::unique_ptr<codegen::LlvmJit> jit_;      // a CPU target's
+  std::unique_ptr<target::Target> gpu_target_;  // a GPU target's
   Options options_;
   std::string target_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const Kernel>> cache_;
+  std::unordered_map<std::string, std::shared_ptr<const GpuKernel>> gpu_cache_;
   Stats stats_;
 };
 

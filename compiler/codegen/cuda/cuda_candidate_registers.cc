@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "worker/gpu/cuda_candidate.h"
+#include "compiler/codegen/cuda/cuda_candidate.h"
 
-namespace tuned::worker::gpu {
+namespace tuned::codegen::cuda {
 namespace {
 
 constexpr int64_t kWarpThreads = 32;
@@ -33,4 +33,4 @@ Status CheckRegisterBudget(const v1::GpuCandidateProgram& candidate) {
   return Status::Ok();
 }
 
-}  // namespace tuned::worker::gpu
+}  // namespace tuned::codegen::cuda

@@ -1,5 +1,5 @@
-#ifndef TUNED_CLI_GPU_LAUNCHER_H_
-#define TUNED_CLI_GPU_LAUNCHER_H_
+#ifndef TUNED_COMPILER_REUSE_GPU_GPU_LAUNCHER_H_
+#define TUNED_COMPILER_REUSE_GPU_GPU_LAUNCHER_H_
 
 // The C launcher `tuned compile` writes beside a GPU program (OUT.c and OUT.h): what both
 // dialects share (the frame of both files, C literals, parameter lists, buffer names, file
@@ -20,7 +20,7 @@
 #include "target/target.h"
 #include "tuned/v1/gpu_runner.pb.h"
 
-namespace tuned::cli {
+namespace tuned::reuse {
 
 /// The candidate a launcher is written for, and what it is named.
 struct LauncherInput {
@@ -82,6 +82,6 @@ std::string ArgumentList(const std::string& leading, const std::vector<std::stri
 /// A launch's grid or block as "(x, y, z)".
 std::string Dims(const google::protobuf::RepeatedField<int64_t>& dims);
 
-}  // namespace tuned::cli
+}  // namespace tuned::reuse
 
-#endif  // TUNED_CLI_GPU_LAUNCHER_H_
+#endif  // TUNED_COMPILER_REUSE_GPU_GPU_LAUNCHER_H_

@@ -5,9 +5,9 @@
 
 #include <sstream>
 
-#include "cli/gpu_launcher.h"
+#include "compiler/reuse/gpu/gpu_launcher.h"
 
-namespace tuned::cli {
+namespace tuned::reuse {
 namespace {
 
 constexpr char kLeading[] = "CUstream stream, CUmodule module";
@@ -110,4 +110,4 @@ LauncherText CudaLauncher(const LauncherInput& in) {
   return {"CUDA", "cuda.h", h.str(), c.str()};
 }
 
-}  // namespace tuned::cli
+}  // namespace tuned::reuse

@@ -1,18 +1,18 @@
 // BuildCudaBinary through NVRTC (builds with the CUDA toolkit; cuda_candidate_unavailable.cc
 // otherwise).
 
-#include "worker/gpu/cuda_candidate.h"
+#include "compiler/codegen/cuda/cuda_candidate.h"
 
 #include "compiler/codegen/cuda/cuda_build.h"
 
-namespace tuned::worker::gpu {
+namespace tuned::codegen::cuda {
 
 Status BuildCudaBinary(const target::Target& target, v1::GpuCandidateProgram& candidate) {
-  TUNED_ASSIGN_OR_RETURN(codegen::cuda::CudaBuild build, codegen::cuda::BuildCuda(candidate.source(), target));
+  TUNED_ASSIGN_OR_RETURN(CudaBuild build, BuildCuda(candidate.source(), target));
   candidate.set_binary(std::move(build.cubin));
   candidate.clear_kernels();
   for (const v1::GpuKernelLaunch& launch : candidate.launches()) {
-    const codegen::cuda::KernelResources* found = build.FindKernel(launch.function());
+    const KernelResources* found = build.FindKernel(launch.function());
     if (found == nullptr) {
       return InternalError("ptxas reported no resources for kernel '" + launch.function() + "'");
     }
@@ -27,6 +27,6 @@ Status BuildCudaBinary(const target::Target& target, v1::GpuCandidateProgram& ca
   return CheckRegisterBudget(candidate);
 }
 
-std::string CudaCompilerVersion() { return "NVRTC " + codegen::cuda::NvrtcVersion(); }
+std::string CudaCompilerVersion() { return "NVRTC " + NvrtcVersion(); }
 
-}  // namespace tuned::worker::gpu
+}  // namespace tuned::codegen::cuda

@@ -1,12 +1,13 @@
-#ifndef TUNED_WORKER_GPU_CUDA_CANDIDATE_H_
-#define TUNED_WORKER_GPU_CUDA_CANDIDATE_H_
+#ifndef TUNED_COMPILER_CODEGEN_CUDA_CUDA_CANDIDATE_H_
+#define TUNED_COMPILER_CODEGEN_CUDA_CUDA_CANDIDATE_H_
 
 /// \file
-/// The device build of a CUDA candidate, done on the worker's CPU ahead of the GPU: its source
-/// compiled by NVRTC into a cubin for the target's arch (compiler/codegen/cuda), ptxas's report
-/// kept per kernel, and each launch's block checked against the register file, so that neither a
-/// compile nor an impossible launch ever occupies the device. A build without the CUDA toolkit
-/// refuses CUDA candidates with one line.
+/// The device build of a CUDA candidate, done on a CPU (a worker's, ahead of the GPU, or
+/// `tuned compile`'s): its source compiled by NVRTC into a cubin for the target's arch
+/// (cuda_build.h), ptxas's report kept per kernel, and each launch's block checked against the
+/// register file, so that neither a compile nor an impossible launch ever occupies the device.
+/// Part of tuned_gpu_candidate, which every build has: a build without the CUDA toolkit refuses
+/// CUDA candidates with one line (cuda_candidate_unavailable.cc).
 
 #include <cstdint>
 #include <string>
@@ -15,7 +16,7 @@
 #include "target/target.h"
 #include "tuned/v1/gpu_runner.pb.h"
 
-namespace tuned::worker::gpu {
+namespace tuned::codegen::cuda {
 
 /// 32-bit registers one block may hold: the largest of any architecture the CUDA targets know
 /// (cuda_arch.h), so this check never refuses a launch a device could run. The runner checks
@@ -34,6 +35,6 @@ Status CheckRegisterBudget(const v1::GpuCandidateProgram& candidate);
 /// The device compiler of CUDA candidates, "NVRTC 13.0"; empty in a build without it.
 std::string CudaCompilerVersion();
 
-}  // namespace tuned::worker::gpu
+}  // namespace tuned::codegen::cuda
 
-#endif  // TUNED_WORKER_GPU_CUDA_CANDIDATE_H_
+#endif  // TUNED_COMPILER_CODEGEN_CUDA_CUDA_CANDIDATE_H_

@@ -3,9 +3,9 @@
 
 #include <sstream>
 
-#include "cli/gpu_launcher.h"
+#include "compiler/reuse/gpu/gpu_launcher.h"
 
-namespace tuned::cli {
+namespace tuned::reuse {
 namespace {
 
 constexpr char kLeading[] = "cl_command_queue queue, cl_program program";
@@ -94,4 +94,4 @@ LauncherText OpenclLauncher(const LauncherInput& in) {
   return {"OpenCL", "CL/cl.h", h.str(), c.str()};
 }
 
-}  // namespace tuned::cli
+}  // namespace tuned::reuse

@@ -1,4 +1,4 @@
-#include "cli/gpu_launcher.h"
+#include "compiler/reuse/gpu/gpu_launcher.h"
 
 #include <cctype>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-namespace tuned::cli {
+namespace tuned::reuse {
 
 Status WriteLauncher(const LauncherInput& in, const LauncherText& text,
                      const std::string& header_path, const std::string& launcher_path) {
@@ -120,4 +120,4 @@ std::string Dims(const google::protobuf::RepeatedField<int64_t>& dims) {
   return out.str();
 }
 
-}  // namespace tuned::cli
+}  // namespace tuned::reuse

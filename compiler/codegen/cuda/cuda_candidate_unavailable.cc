@@ -1,9 +1,9 @@
 // BuildCudaBinary in a build without the CUDA toolkit (TUNED_ENABLE_CUDA off): CUDA candidates
 // are refused, with the reason.
 
-#include "worker/gpu/cuda_candidate.h"
+#include "compiler/codegen/cuda/cuda_candidate.h"
 
-namespace tuned::worker::gpu {
+namespace tuned::codegen::cuda {
 
 Status BuildCudaBinary(const target::Target& target, v1::GpuCandidateProgram&) {
   return UnimplementedError("target '" + target.ToString() +
@@ -12,4 +12,4 @@ Status BuildCudaBinary(const target::Target& target, v1::GpuCandidateProgram&) {
 
 std::string CudaCompilerVersion() { return ""; }
 
-}  // namespace tuned::worker::gpu
+}  // namespace tuned::codegen::cuda

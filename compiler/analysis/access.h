@@ -54,6 +54,20 @@ struct AccessAlong {
 };
 AccessAlong AnalyzeAccess(const ir::Expr& offset, const ir::Var& var, const ir::VarBounds& bounds);
 
+/// The largest constant stride whose vector loads the code generator reads as the contiguous span
+/// of the lanes' elements ((lanes - 1) * stride + 1 of them: at most `stride` vector loads) and a
+/// shuffle picking every stride-th element, rather than as a gather (one load per lane). A
+/// stride-2 row of a convolution is two loads and a permute; a wider stride reads mostly
+/// elements it drops.
+inline constexpr int64_t kMaxSpanLoadStride = 4;
+
+/// Whether a vector load of `access` reads its span and shuffles (kMaxSpanLoadStride); anything
+/// else strided is a gather. Stores of a strided access are scatters.
+inline bool LoadsAsSpan(const AccessAlong& access) {
+  return access.pattern == AccessPattern::kStrided && access.stride && *access.stride > 1 &&
+         *access.stride <= kMaxSpanLoadStride;
+}
+
 /// The pattern of `offset` along `var`; `bounds` as for StrideAlong.
 AccessPattern ClassifyAccess(const ir::Expr& offset, const ir::Var& var,
                              const ir::VarBounds& bounds);

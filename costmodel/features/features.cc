@@ -97,6 +97,7 @@ struct Access {
   analysis::AccessPattern innermost = analysis::AccessPattern::kInvariant;
   std::optional<int64_t> innermost_stride;  // along the innermost loop, when constant
   analysis::AccessPattern vectorized = analysis::AccessPattern::kInvariant;  // innermost vec loop
+  bool vector_gather = false;  // a gather or scatter along it (not a load read as a span)
 };
 
 struct StoreInfo {
@@ -219,8 +220,11 @@ Access MakeAccess(const ir::BufferNode* buffer, const std::vector<Expr>& indices
   if (along.pattern != analysis::AccessPattern::kInvariant) access.innermost_stride = along.stride;
   for (size_t k = depth; k-- > 0;) {
     if (loops[k].kind != ir::ForKind::kVectorized) continue;
-    access.vectorized = k + 1 == depth ? access.innermost
-                                       : analysis::ClassifyAccess(offset, loops[k].handle, context.bounds);
+    const analysis::AccessAlong vector_along =
+        k + 1 == depth ? along : analysis::AnalyzeAccess(offset, loops[k].handle, context.bounds);
+    access.vectorized = vector_along.pattern;
+    access.vector_gather = vector_along.pattern == analysis::AccessPattern::kStrided &&
+                           (is_write || !analysis::LoadsAsSpan(vector_along));
     break;
   }
   return access;
@@ -524,7 +528,7 @@ void FillStore(const StoreInfo& s, const FeatureOptions& options, float* out) {
   const int64_t auto_unroll = depth ? loops.back().auto_unroll_budget : 0;
   int gathers = 0;
   if (vec_level >= 0) {
-    for (const Access& a : s.accesses) gathers += a.vectorized == analysis::AccessPattern::kStrided;
+    for (const Access& a : s.accesses) gathers += a.vector_gather;
   }
   const double cores = std::max(1, options.num_cores);
   double balance = 0, outer_serial = 1;

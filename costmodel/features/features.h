@@ -85,7 +85,8 @@
 /// Length: kTopStores * 97 + 16 + 17 = 324. Any change to names, order or meaning bumps
 /// kFeatureVersion, so saved models trained on other features are refused. Version 2: FMA,
 /// unroll and stride features come from compiler/analysis (what the code generator does).
-/// Version 3: the GPU block.
+/// Version 3: the GPU block. Version 4: `vec_gathers` counts only the gathers and scatters the
+/// code generator emits (a load of a small constant stride is a span and a shuffle).
 
 #include <cstdint>
 #include <optional>
@@ -98,7 +99,7 @@
 
 namespace tuned::costmodel {
 
-inline constexpr uint32_t kFeatureVersion = 3;
+inline constexpr uint32_t kFeatureVersion = 4;
 inline constexpr int kTopStores = 3;
 inline constexpr int kBuffersPerStore = 3;
 inline constexpr int kStoreFeatures = 97;

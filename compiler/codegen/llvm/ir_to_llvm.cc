@@ -570,19 +570,53 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     return value;
   }
 
-  // kMaskedInvariant: one element for every lane, read only when some lane is active (a
-  // broadcast weight in the masked tail vector of a tile): a branch around a scalar load, where
-  // a gather of the same address would cost a load per lane.
-  enum class AccessKind { kScalar, kContiguous, kGather, kMaskedInvariant };
+  // kSpan: a small constant stride read as the contiguous span of the lanes' elements and
+  // shuffled (analysis::LoadsAsSpan); loads only. kMaskedInvariant: one element for every lane,
+  // read only when some lane is active (a broadcast weight in the masked tail vector of a
+  // tile): a branch around a scalar load, where a gather of the same address would cost a load
+  // per lane.
+  enum class AccessKind { kScalar, kContiguous, kSpan, kGather, kMaskedInvariant };
+  struct AccessPlan {
+    AccessKind kind;
+    int64_t stride = 0;  // kSpan's
+  };
 
-  AccessKind AccessKindOf(const Expr& offset) {
-    if (!vector_) return AccessKind::kScalar;
-    switch (ClassifyAccess(offset, vector_->var, bounds_)) {
-      case AccessPattern::kInvariant: return mask_ ? AccessKind::kMaskedInvariant : AccessKind::kScalar;
-      case AccessPattern::kUnitStride: return AccessKind::kContiguous;
-      case AccessPattern::kStrided: return AccessKind::kGather;
+  AccessPlan PlanAccess(const Expr& offset, bool load) {
+    if (!vector_) return {AccessKind::kScalar};
+    const AccessAlong along = AnalyzeAccess(offset, vector_->var, bounds_);
+    switch (along.pattern) {
+      case AccessPattern::kInvariant: return {mask_ ? AccessKind::kMaskedInvariant : AccessKind::kScalar};
+      case AccessPattern::kUnitStride: return {AccessKind::kContiguous};
+      case AccessPattern::kStrided:
+        if (load && LoadsAsSpan(along)) return {AccessKind::kSpan, *along.stride};
+        return {AccessKind::kGather};
     }
     TUNED_UNREACHABLE("access pattern");
+  }
+
+  // The lanes of a stride-`stride` access read from the span starting at `first`: one load of
+  // (lanes - 1) * stride + 1 elements (masked by each active lane's own element, so no lane
+  // reads where it would not), then every stride-th element. The span lies between the first
+  // and the last lane's elements, inside the buffer whenever they are.
+  llvm::Value* SpanLoad(llvm::Type* element, llvm::Value* first, int64_t stride, llvm::Align align) {
+    const unsigned lanes = vector_->lanes;
+    const unsigned span = unsigned((int64_t(lanes) - 1) * stride + 1);
+    llvm::Type* span_type = llvm::FixedVectorType::get(element, span);
+    llvm::Value* wide = nullptr;
+    if (mask_) {
+      // Span element p belongs to lane p / stride when p is a multiple of stride; the others
+      // take a false lane of the second operand.
+      llvm::SmallVector<int, 64> owner;
+      for (unsigned p = 0; p < span; ++p) owner.push_back(p % stride == 0 ? int(p / stride) : int(lanes));
+      llvm::Value* none = llvm::ConstantInt::getFalse(llvm::FixedVectorType::get(b_.getInt1Ty(), lanes));
+      llvm::Value* span_mask = b_.CreateShuffleVector(mask_, none, owner);
+      wide = b_.CreateMaskedLoad(span_type, first, align, span_mask, llvm::Constant::getNullValue(span_type));
+    } else {
+      wide = b_.CreateAlignedLoad(span_type, first, align);
+    }
+    llvm::SmallVector<int, 16> picks;
+    for (unsigned lane = 0; lane < lanes; ++lane) picks.push_back(int(lane * stride));
+    return b_.CreateShuffleVector(wide, picks);
   }
 
   llvm::Value* AllLanes() {
@@ -596,7 +630,8 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     llvm::Align align = ElementAlign(element);
     Expr offset = FlatOffset(buffer->shape, op->indices, bounds_);
     llvm::Value* raw = nullptr;
-    switch (AccessKindOf(offset)) {
+    const AccessPlan plan = PlanAccess(offset, /*load=*/true);
+    switch (plan.kind) {
       case AccessKind::kScalar: {
         llvm::Value* index = Emit(offset);
         if (IsVector(index)) {  // an index that loads a lane-dependent value
@@ -617,6 +652,9 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
         }
         break;
       }
+      case AccessKind::kSpan:
+        raw = SpanLoad(element, b_.CreateInBoundsGEP(element, base, EmitAtFirstLane(offset)), plan.stride, align);
+        break;
       case AccessKind::kGather:
         raw = Gather(element, base, Widen(Emit(offset)), align);
         break;
@@ -661,7 +699,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     llvm::Value* value = CastValue(Emit(op->value), op->value.type(), buffer->dtype);
     if (buffer->dtype.is_bool()) value = b_.CreateZExt(value, ShapedLike(element, value));
     Expr offset = FlatOffset(buffer->shape, op->indices, bounds_);
-    AccessKind kind = AccessKindOf(offset);
+    AccessKind kind = PlanAccess(offset, /*load=*/false).kind;
     // One element written under a lane mask: the scatter writes it from the active lanes.
     if (kind == AccessKind::kMaskedInvariant) kind = AccessKind::kGather;
     if (kind == AccessKind::kScalar) {

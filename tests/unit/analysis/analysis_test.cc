@@ -84,6 +84,27 @@ TEST(ClassifyAccess, InvariantUnitAndStridedAlongALoop) {
   EXPECT_EQ(ClassifyAccess(divided, j, bounds), AccessPattern::kStrided);
 }
 
+// Loads of stride 2 to kMaxSpanLoadStride are read as a span; unit, wider, backward, invariant
+// and non-constant strides are not.
+TEST(LoadsAsSpan, OnlySmallForwardConstantStrides) {
+  Var i = MakeVar("i"), j = MakeVar("j");
+  VarBounds bounds{{i.get(), {0, 7}}, {j.get(), {0, 15}}};
+  const std::vector<int64_t> shape = {8, 64};
+  auto along_j = [&](const Expr& column) {
+    return AnalyzeAccess(FlatOffset(shape, {AsExpr(i), column}, bounds), j, bounds);
+  };
+  EXPECT_FALSE(LoadsAsSpan(along_j(AsExpr(j))));
+  for (int64_t stride = 2; stride <= kMaxSpanLoadStride; ++stride) {
+    EXPECT_TRUE(LoadsAsSpan(along_j(AsExpr(j) * stride + MakeInt(1)))) << stride;
+  }
+  EXPECT_FALSE(LoadsAsSpan(along_j(AsExpr(j) * (kMaxSpanLoadStride + 1))));
+  EXPECT_FALSE(LoadsAsSpan(along_j(MakeInt(60) - AsExpr(j) * 2)));
+  EXPECT_FALSE(LoadsAsSpan(along_j(MakeInt(3))));
+  EXPECT_FALSE(LoadsAsSpan(along_j(FloorDiv(AsExpr(j), MakeInt(3)))));
+  // Along i the row stride is 64: a gather.
+  EXPECT_FALSE(LoadsAsSpan(AnalyzeAccess(FlatOffset(shape, {AsExpr(i), AsExpr(j)}, bounds), i, bounds)));
+}
+
 TEST(ConstantLoopRange, OnlyForConstantBoundsAndPositiveExtents) {
   Var i = MakeVar("i"), n = MakeVar("n");
   Buffer t = MakeBuffer("t", DataType::Float32(), {8});

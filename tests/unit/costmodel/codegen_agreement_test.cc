@@ -151,8 +151,8 @@ schedule::Schedule VectorizedAlong(const std::string& spec, const std::string& b
   return sch;
 }
 
-// Accesses the features call strided along the vectorized loop are the gathers and scatters
-// the code generator emits (both classify through analysis::ClassifyAccess).
+// Accesses the features count as gathers along the vectorized loop are the gathers and scatters
+// the code generator emits (both decide through analysis::AnalyzeAccess and LoadsAsSpan).
 TEST(FeaturesAgreeWithCodegen, StridedVectorAccessesAreGathers) {
   struct Case {
     std::string what;
@@ -166,6 +166,10 @@ TEST(FeaturesAgreeWithCodegen, StridedVectorAccessesAreGathers) {
                    VectorizedAlong("matmul(M=8,N=16,K=4)", "C", {1, 2, 0}), 2});
   cases.push_back({"add vectorized along rows (all strided)",
                    VectorizedAlong("add(M=8,N=16)", "add", {1, 0}), 3});
+  cases.push_back({"every other element of a row (stride-2 load read as a span, no gather)",
+                   VectorizedAlong("tdl: input A: float32[8, 32]; out[i: 8, j: 16]: float32 = A[i, j * 2] * 3.0",
+                                   "out", {0, 1}),
+                   0});
   for (const Case& c : cases) {
     StatusOr<lower::LoweredFunc> func = lower::Lower(c.sch);
     ASSERT_TRUE(func.ok()) << c.what << ": " << func.status().ToString();

@@ -263,6 +263,59 @@ TEST_F(JitTest, LaneInvariantLoadUnderAMaskIsOneScalarLoadWhileALaneIsActive) {
   for (int k = 128; k < 256; ++k) EXPECT_EQ(out.as<float>()[k], 0.0f) << k;
 }
 
+// out[i, j] = A[i, 2j] + B[i, 3j + 1] with j vectorized (8 lanes): each strided row is read as
+// the span of its lanes' elements (15 and 22 floats) and shuffled, not gathered.
+TEST_F(JitTest, SmallStridesLoadTheirSpanAndShuffle) {
+  const int64_t m = 3, n = 8;
+  Buffer A = MakeBuffer("A", DataType::Float32(), {m, 2 * n});
+  Buffer B = MakeBuffer("B", DataType::Float32(), {m, 3 * n});
+  Buffer C = MakeBuffer("C", DataType::Float32(), {m, n});
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Expr value = MakeLoad(A, {AsExpr(i), AsExpr(j) * 2}) + MakeLoad(B, {AsExpr(i), AsExpr(j) * 3 + MakeInt(1)});
+  LoweredFunc f{"strided_rows", {A, B, C},
+                MakeFor(i, 0, m, ForKind::kSerial,
+                        MakeFor(j, 0, n, ForKind::kVectorized, MakeStore(C, {AsExpr(i), AsExpr(j)}, value)))};
+  std::string ir = Ir(f, /*optimize=*/false);
+  EXPECT_THAT(ir, Not(HasSubstr("llvm.masked.gather")));
+  EXPECT_THAT(ir, HasSubstr("load <15 x float>"));
+  EXPECT_THAT(ir, HasSubstr("load <22 x float>"));
+  EXPECT_THAT(ir, HasSubstr("shufflevector <15 x float>"));
+  ExpectMatchesInterpreter(f);
+}
+
+// for o in 8: for i (vectorized 8): if (o * 8 + i < limit) out[o * 8 + i] = A[3 * (o * 8 + i)],
+// with A of 112 elements ending at a guard page and limit 37: lanes 38 and 39 of the fifth
+// vector would read A[114] and A[117], and the later vectors are idle. Each span load is masked
+// to the active lanes' own elements, so nothing past A is touched.
+TEST_F(JitTest, MaskedStrideThreeLoadReadsOnlyTheActiveLanesElements) {
+  const int64_t a_size = 112, limit_value = 37;
+  Buffer limits = MakeBuffer("limits", DataType::Int32(), {1});
+  Buffer A = MakeBuffer("A", DataType::Float32(), {a_size});
+  Buffer out = MakeBuffer("out", DataType::Float32(), {64});
+  Var o = MakeVar("o"), i = MakeVar("i");
+  Expr index = AsExpr(o) * 8 + AsExpr(i);
+  Expr limit = MakeCast(DataType::Int64(), MakeLoad(limits, {MakeInt(0)}));
+  Stmt store = MakeStore(out, {index}, MakeLoad(A, {index * 3}) * MakeFloat(2.0));
+  LoweredFunc f{"masked_stride_three", {limits, A, out},
+                MakeFor(o, 0, 8, ForKind::kSerial,
+                        MakeFor(i, 0, 8, ForKind::kVectorized, MakeIfThenElse(index < limit, store)))};
+  std::string ir = Ir(f, /*optimize=*/false);
+  EXPECT_THAT(ir, Not(HasSubstr("llvm.masked.gather")));
+  EXPECT_THAT(ir, HasSubstr("llvm.masked.load.v22f32"));
+
+  StatusOr<std::unique_ptr<JitKernel>> kernel = jit_->Compile(f);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  GuardedBuffer a(size_t(a_size) * sizeof(float), /*guard_after=*/true);
+  for (int k = 0; k < a_size; ++k) static_cast<float*>(a.data())[k] = float(k);
+  runtime::AlignedBuffer limits_data(sizeof(int32_t)), result(64 * sizeof(float));
+  limits_data.as<int32_t>()[0] = int32_t(limit_value);
+  std::memset(result.data(), 0, 64 * sizeof(float));
+  Status run = (*kernel)->Run({limits_data.data(), a.data(), result.data()});
+  ASSERT_TRUE(run.ok()) << run.message();
+  for (int k = 0; k < limit_value; ++k) EXPECT_EQ(result.as<float>()[k], float(3 * k) * 2.0f) << k;
+  for (int k = int(limit_value); k < 64; ++k) EXPECT_EQ(result.as<float>()[k], 0.0f) << k;
+}
+
 TEST_F(JitTest, UnrolledLoopIsCopied) {
   LoweredFunc unrolled = AddProgram(ForKind::kUnrolled, 3, 4);
   EXPECT_THAT(Ir(unrolled, false), Not(HasSubstr("j.header")));

@@ -23,6 +23,7 @@
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Support/MathExtras.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "common/check.h"
@@ -597,17 +598,22 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   // The lanes of a stride-`stride` access read from the span starting at `first`: one load of
   // (lanes - 1) * stride + 1 elements (masked by each active lane's own element, so no lane
   // reads where it would not), then every stride-th element. The span lies between the first
-  // and the last lane's elements, inside the buffer whenever they are.
+  // and the last lane's elements, inside the buffer whenever they are. A masked span is
+  // rounded up to a power of two with the extra elements masked off: X86 has masked loads of
+  // those widths only and would load any other width element by element.
   llvm::Value* SpanLoad(llvm::Type* element, llvm::Value* first, int64_t stride, llvm::Align align) {
     const unsigned lanes = vector_->lanes;
-    const unsigned span = unsigned((int64_t(lanes) - 1) * stride + 1);
+    const unsigned elements = unsigned((int64_t(lanes) - 1) * stride + 1);
+    const unsigned span = mask_ ? unsigned(llvm::PowerOf2Ceil(elements)) : elements;
     llvm::Type* span_type = llvm::FixedVectorType::get(element, span);
     llvm::Value* wide = nullptr;
     if (mask_) {
       // Span element p belongs to lane p / stride when p is a multiple of stride; the others
       // take a false lane of the second operand.
       llvm::SmallVector<int, 64> owner;
-      for (unsigned p = 0; p < span; ++p) owner.push_back(p % stride == 0 ? int(p / stride) : int(lanes));
+      for (unsigned p = 0; p < span; ++p) {
+        owner.push_back(p < elements && p % stride == 0 ? int(p / stride) : int(lanes));
+      }
       llvm::Value* none = llvm::ConstantInt::getFalse(llvm::FixedVectorType::get(b_.getInt1Ty(), lanes));
       llvm::Value* span_mask = b_.CreateShuffleVector(mask_, none, owner);
       wide = b_.CreateMaskedLoad(span_type, first, align, span_mask, llvm::Constant::getNullValue(span_type));

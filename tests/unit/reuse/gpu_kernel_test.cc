@@ -80,8 +80,19 @@ class GpuKernelTest : public ::testing::Test {
     return compiler.ok() ? std::move(compiler).value() : nullptr;
   }
 
+  // The kernel of kMatmul from a log holding one record of a tiled schedule on `target_text`.
+  std::shared_ptr<const GpuKernel> TiledMatmulKernel(const std::string& target_text) {
+    Record(testing::GpuTiledMatmul(WorkloadOf(kMatmul)), target_text);
+    compiler_ = Open(target_text);
+    if (compiler_ == nullptr) return nullptr;
+    auto kernel = compiler_->GetGpuKernel(kMatmul);
+    EXPECT_TRUE(kernel.ok()) << kernel.status().message();
+    return kernel.ok() ? *kernel : nullptr;
+  }
+
   std::filesystem::path dir_;
   std::string db_path_;
+  std::unique_ptr<Compiler> compiler_;
 };
 
 TEST_F(GpuKernelTest, GivesTheBestRecordsProgramAndLaunchesOnceAndCachesIt) {
@@ -126,24 +137,20 @@ TEST_F(GpuKernelTest, GivesTheBestRecordsProgramAndLaunchesOnceAndCachesIt) {
 }
 
 TEST_F(GpuKernelTest, WriteLauncherWritesTheProgramAndALauncherNamedForTheCaller) {
-  auto w = WorkloadOf(kMatmul);
-  Record(testing::GpuTiledMatmul(w), "opencl");
-  std::unique_ptr<Compiler> compiler = Open("opencl");
-  ASSERT_NE(compiler, nullptr);
-  auto kernel = compiler->GetGpuKernel(kMatmul);
-  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  std::shared_ptr<const GpuKernel> kernel = TiledMatmulKernel("opencl");
+  ASSERT_NE(kernel, nullptr);
 
-  auto files = (*kernel)->WriteLauncher((dir_ / "mm.cl").string(), "mm");
+  auto files = kernel->WriteLauncher((dir_ / "mm.cl").string(), "mm");
   ASSERT_TRUE(files.ok()) << files.status().message();
   EXPECT_EQ(files->program, (dir_ / "mm.cl").string());
   EXPECT_EQ(files->launcher, (dir_ / "mm.c").string());
   EXPECT_EQ(files->header, (dir_ / "mm.h").string());
-  EXPECT_EQ(db::testing::ReadFile(files->program), (*kernel)->program());
+  EXPECT_EQ(db::testing::ReadFile(files->program), kernel->program());
   const std::string launcher = db::testing::ReadFile(files->launcher);
   EXPECT_NE(launcher.find("#include \"mm.h\""), std::string::npos);
-  EXPECT_NE(launcher.find("mm_" + (*kernel)->launches()[0].function + "("), std::string::npos) << launcher;
+  EXPECT_NE(launcher.find("mm_" + kernel->launches()[0].function + "("), std::string::npos) << launcher;
 
-  auto refused = (*kernel)->WriteLauncher((dir_ / "other").string(), "2mm");
+  auto refused = kernel->WriteLauncher((dir_ / "other").string(), "2mm");
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(refused.status().message(), "--name '2mm' is not a C identifier");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "other.cl"));
@@ -179,17 +186,13 @@ TEST_F(GpuKernelTest, EachKindOfTargetRefusesTheOthersRequest) {
 #ifdef TUNED_TEST_CUDA
 // The cubin NVRTC builds for the target's arch, as a worker builds it, with ptxas's registers.
 TEST_F(GpuKernelTest, CudaGivesTheCubinOfTheTargetsArchAndItsRegisters) {
-  auto w = WorkloadOf(kMatmul);
-  Record(testing::GpuTiledMatmul(w), "cuda -arch=sm_90");
-  std::unique_ptr<Compiler> compiler = Open("cuda -arch=sm_90");
-  ASSERT_NE(compiler, nullptr);
-  auto kernel = compiler->GetGpuKernel(kMatmul);
-  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
-  StatusOr<std::string> arch = codegen::cuda::CubinArch((*kernel)->program());
+  std::shared_ptr<const GpuKernel> kernel = TiledMatmulKernel("cuda -arch=sm_90");
+  ASSERT_NE(kernel, nullptr);
+  StatusOr<std::string> arch = codegen::cuda::CubinArch(kernel->program());
   ASSERT_TRUE(arch.ok()) << arch.status().message();
   EXPECT_EQ(*arch, "sm_90");
-  ASSERT_FALSE((*kernel)->launches().empty());
-  for (const GpuLaunch& launch : (*kernel)->launches()) EXPECT_GT(launch.registers, 0) << launch.function;
+  ASSERT_FALSE(kernel->launches().empty());
+  for (const GpuLaunch& launch : kernel->launches()) EXPECT_GT(launch.registers, 0) << launch.function;
 }
 #else
 TEST_F(GpuKernelTest, CudaInABuildWithoutNvrtcIsRefusedAtOpen) {

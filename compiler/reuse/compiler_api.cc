@@ -24,6 +24,10 @@ const std::string& GpuKernel::program() const {
                                                                : selection_->program.source();
 }
 
+int64_t GpuKernel::record_id() const { return selection_->record_id; }
+const std::string& GpuKernel::trace_hash() const { return selection_->trace_hash; }
+double GpuKernel::median_seconds() const { return selection_->median_seconds; }
+
 StatusOr<GpuKernel::Files> GpuKernel::WriteLauncher(const std::string& output, const std::string& name) const {
   TUNED_ASSIGN_OR_RETURN(reuse::GpuLibraryFiles files, reuse::EmitGpuLibrary(*selection_, output, name));
   return Files{.program = files.program_path, .launcher = files.launcher_path, .header = files.header_path};
@@ -136,9 +140,6 @@ StatusOr<std::shared_ptr<const GpuKernel>> Compiler::GetGpuKernel(const std::str
   kernel->launches_ = LaunchesOf(selection.program);
   kernel->intermediate_bytes_.assign(selection.program.intermediate_bytes().begin(),
                                      selection.program.intermediate_bytes().end());
-  kernel->record_id_ = selection.record_id;
-  kernel->trace_hash_ = selection.trace_hash;
-  kernel->median_seconds_ = selection.median_seconds;
   kernel->selection_ = std::make_unique<reuse::GpuSelection>(std::move(selection));
   kernel->build_ms_ = MillisecondsSince(start);
   ++stats_.record_hits;

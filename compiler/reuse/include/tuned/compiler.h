@@ -98,10 +98,10 @@ class GpuKernel {
   const std::vector<GpuLaunch>& launches() const { return launches_; }
   /// Bytes of each global intermediate buffer the launches pass between kernels.
   const std::vector<int64_t>& intermediate_bytes() const { return intermediate_bytes_; }
-  int64_t record_id() const { return record_id_; }
-  const std::string& trace_hash() const { return trace_hash_; }
+  int64_t record_id() const;
+  const std::string& trace_hash() const;
   /// The record's measured median time, seconds.
-  double median_seconds() const { return median_seconds_; }
+  double median_seconds() const;
   /// Time from request to built program (lookup, replay, lowering, device build), ms.
   double build_ms() const { return build_ms_; }
 
@@ -122,9 +122,6 @@ class GpuKernel {
   std::string target_;
   std::vector<GpuLaunch> launches_;
   std::vector<int64_t> intermediate_bytes_;
-  int64_t record_id_ = 0;
-  std::string trace_hash_;
-  double median_seconds_ = 0;
   double build_ms_ = 0;
 };
 

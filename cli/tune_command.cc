@@ -265,8 +265,8 @@ void RegisterTuneCommand(Program& program) {
   cmd->add_option("--top-k-rounds", flags->top_k_rounds,
                   "Rounds of the final re-measure, one job per trace each (default 4)");
   cmd->add_option("--slots", flags->slots,
-                  "Embedded: jobs the local worker holds at once (default: 1 on a CPU target, up to 4 "
-                  "on a GPU target, whose builds overlap the device's runs)")
+                  "Embedded: jobs the local worker holds and builds at once (default: this machine's "
+                  "cores, at most 4; builds run between timing runs, or beside a GPU's runs)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--wait-s", flags->wait_s,
                   "How long to wait for an unreachable server before giving up, s")

@@ -158,8 +158,8 @@ int main(int argc, char** argv) {
   tuned::cli::AddClientSecurityFlags(app, flags->security);
   app.add_option("--target", flags->target, "Target to measure for (default: this machine)");
   app.add_option("--slots", flags->slots,
-                 "Jobs held at once (builds overlap, timing never does); default: 1 on a CPU target, "
-                 "up to 4 on a GPU target (builds stay ahead of the device)");
+                 "Jobs held and built at once (builds run between timing runs, stopped while a kernel "
+                 "is timed; beside a GPU's runs); default: this machine's cores, at most 4");
   app.add_option("--device", flags->device, "CUDA targets: the GPU to measure on (driver ordinal; one worker per GPU)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

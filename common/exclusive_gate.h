@@ -8,9 +8,14 @@
 /// with no build allowed in until it is done. A waiting timer blocks new builds (writer
 /// preference), so a steady stream of builds cannot starve timing. The same rule makes forking
 /// the timing child safe: no thread of the engine is inside LLVM when fork() runs.
+///
+/// Work in another process (a build process) need not keep timing waiting: it enters as
+/// pausable, and timing stops it on entering and continues it on leaving, so builds go on
+/// between timing runs without ever running beside one.
 
 #include <condition_variable>
 #include <mutex>
+#include <vector>
 
 namespace tuned {
 
@@ -20,6 +25,20 @@ class ExclusiveGate {
   void LeaveShared();
   void EnterExclusive();
   void LeaveExclusive();
+
+  /// Work that timing stops instead of waiting for it.
+  class Pausable {
+   public:
+    virtual ~Pausable() = default;
+    /// Returns once the work is stopped. Called with the gate's lock held: it must not enter
+    /// the gate.
+    virtual void Pause() = 0;
+    virtual void Resume() = 0;
+  };
+  /// Enters like a build (after timing in progress or waiting), then timing no longer waits
+  /// for `work`: it pauses it for as long as it is inside.
+  void EnterPausable(Pausable& work);
+  void LeavePausable(Pausable& work);
 
   /// RAII holders.
   class Shared {
@@ -42,6 +61,19 @@ class ExclusiveGate {
    private:
     ExclusiveGate& gate_;
   };
+  class PausableHold {
+   public:
+    PausableHold(ExclusiveGate& gate, Pausable& work) : gate_(gate), work_(work) {
+      gate_.EnterPausable(work_);
+    }
+    ~PausableHold() { gate_.LeavePausable(work_); }
+    PausableHold(const PausableHold&) = delete;
+    PausableHold& operator=(const PausableHold&) = delete;
+
+   private:
+    ExclusiveGate& gate_;
+    Pausable& work_;
+  };
 
  private:
   std::mutex mu_;
@@ -49,6 +81,7 @@ class ExclusiveGate {
   int shared_ = 0;            // builds inside
   int exclusive_waiting_ = 0;  // timers waiting to enter
   bool exclusive_ = false;     // a timer inside
+  std::vector<Pausable*> pausable_;  // inside, paused while exclusive_
 };
 
 }  // namespace tuned

@@ -46,7 +46,8 @@ std::string LastLine(const std::string& text) {
 }  // namespace
 
 StatusOr<ContainedBuildOutcome> BuildProcess::Run(
-    const std::function<StatusOr<CompiledCandidate>()>& compile, const SandboxLimits& limits) {
+    const std::function<StatusOr<CompiledCandidate>()>& compile, const SandboxLimits& limits,
+    ChildPause* pause) {
   TUNED_RETURN_IF_ERROR(memory_.Reserve(kMaxResultBytes));
   void* memory = memory_.data();
   std::memset(memory, 0, sizeof(ResultHeader));
@@ -56,7 +57,7 @@ StatusOr<ContainedBuildOutcome> BuildProcess::Run(
                                                    StatusOr<CompiledCandidate> result = compile();
                                                    return WriteResult(memory, capacity, result) ? 0 : 3;
                                                  },
-                                                 limits));
+                                                 limits, pause));
   ContainedBuildOutcome outcome;
   outcome.seconds = child.wall_seconds;
   const std::string detail = LastLine(child.stderr_tail);

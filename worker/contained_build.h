@@ -31,7 +31,7 @@ struct ContainedBuildOutcome {
   Kind kind = Kind::kFailed;
   CompiledCandidate compiled;
   std::string error;
-  double seconds = 0;  // fork to reap
+  double seconds = 0;  // fork to reap, less the time it was stopped
 };
 
 /// One build slot's process launcher: owns the mapping results come back through. Not
@@ -41,9 +41,10 @@ class BuildProcess {
   /// Object files larger than this are refused (the mapping is reserved, not committed).
   static constexpr size_t kMaxResultBytes = size_t{64} << 20;
 
-  /// Runs `compile` in a child with `limits`. Errors only when no child could be started.
+  /// Runs `compile` in a child with `limits`, stopped through `pause` (if given) while
+  /// kernels are timed. Errors only when no child could be started.
   StatusOr<ContainedBuildOutcome> Run(const std::function<StatusOr<CompiledCandidate>()>& compile,
-                                      const SandboxLimits& limits);
+                                      const SandboxLimits& limits, ChildPause* pause = nullptr);
 
  private:
   SharedMemory memory_;

@@ -16,6 +16,7 @@
 #include "compiler/ir/evaluator.h"
 #include "target/target_proto.h"
 #include "worker/builder.h"
+#include "worker/child_pause.h"
 #include "worker/contained_build.h"
 #include "worker/device_probe.h"
 #include "common/exclusive_gate.h"
@@ -138,6 +139,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   // per slot, so that links of different slots do not queue on one JIT's lock).
   struct BuildSlot {
     BuildProcess process;
+    ChildPause pause;  // its build process, stopped while a kernel is timed
     std::unique_ptr<codegen::LlvmJit> jit;
   };
 
@@ -246,27 +248,37 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     return std::move(outcome->output);
   }
 
-  // Compiles in a build process of a free slot (inside the gate, so that no build runs while
-  // a kernel is timed; the timeout counts from entering it, as waiting for a timing run is not
-  // the candidate's fault) and links the object into that slot's JIT. A crash or a hang ends
-  // the child only: the slot is reusable at once.
+  // Compiles in the build process of a free slot and links the object into that slot's JIT.
+  // No build runs beside a timed kernel: the build process is stopped while one is timed (the
+  // gate's pausable work; the stopped time counts towards neither its timeout nor its build
+  // seconds), and the link, in this process, enters the gate shared. A crash or a hang ends the
+  // child only: the slot is reusable at once.
   BuildOutcome BuildContained(Builder& builder, const std::shared_ptr<const ir::Workload>& workload,
                               const v1::MeasureJob& job, double timeout_seconds) {
     BuildOutcome outcome;
     std::unique_ptr<BuildSlot> slot = TakeSlot();
     {
-      ExclusiveGate::Shared share(gate_);
       SandboxLimits limits;
       limits.timeout_seconds = timeout_seconds;
       limits.memory_limit_bytes = options_.memory_limit_bytes;
-      StatusOr<ContainedBuildOutcome> child = slot->process.Run(
-          [&] { return builder.Compile(workload, job, cpu_target_); }, limits);
+      StatusOr<ContainedBuildOutcome> child = InternalError("not built");
+      {
+        ExclusiveGate::PausableHold stopped_while_timing(gate_, slot->pause);
+        const int64_t pauses_before = slot->pause.pauses();
+        child = slot->process.Run([&] { return builder.Compile(workload, job, cpu_target_); },
+                                  limits, &slot->pause);
+        if (slot->pause.pauses() > pauses_before) {
+          std::lock_guard lock(mu_);
+          ++stats_.builds_overlapping_runs;
+        }
+      }
       if (!child.ok()) {
         outcome.kernel = child.status();
       } else {
         outcome.seconds = child->seconds;
         switch (child->kind) {
           case ContainedBuildOutcome::Kind::kCompiled: {
+            ExclusiveGate::Shared share(gate_);
             const Clock::time_point link_start = Clock::now();
             std::shared_lock<std::shared_mutex> no_fork(ForkLock());
             outcome.kernel = LinkCandidate(*slot->jit, child->compiled);
@@ -451,9 +463,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
 
 }  // namespace
 
-uint32_t DefaultSlots(const std::string& target) {
-  StatusOr<target::Target> parsed = target::ParseTarget(target);
-  if (target.empty() || !parsed.ok() || parsed->kind == target::TargetKind::kLlvmCpu) return 1;
+uint32_t DefaultSlots(const std::string&) {
+  // CPU targets too: their builds run between timing runs, stopped while one lasts.
   return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
 }
 

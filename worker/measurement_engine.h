@@ -62,8 +62,9 @@ struct EngineStats {
   double child_seconds = 0;        // measurement children alive (fork to reap)
   int reference_computations = 0;  // workload references computed
   int builds_in_flight = 0;        // candidates being built now (a gauge, not a sum)
-  // GPU engine: builds that were in progress while a candidate ran on the device (the builds
-  // the device did not wait for).
+  // Builds that were in progress while a candidate ran: on a GPU, the builds the device did
+  // not wait for; on the CPU, the builds stopped while a kernel was timed (which the timing
+  // did not wait for either).
   int64_t builds_overlapping_runs = 0;
   // Measurement processes lost to a crash or a hang, each replaced by a fresh one: a CPU
   // candidate's child, or the GPU runner (started again for the next job).
@@ -104,9 +105,10 @@ class MeasurementEngine {
 /// GPU engine of worker/gpu/gpu_engine.h.
 StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const EngineOptions& options);
 
-/// Jobs a worker holds at once when none are asked for: 1 on a CPU target (a build would wait
-/// for the timing anyway); on a GPU target (cuda, opencl) enough builds on this CPU to stay
-/// ahead of the device: this machine's cores, at most 4.
+/// Jobs a worker holds at once when none are asked for: this machine's cores, at most 4. On a
+/// CPU target each build process runs while no kernel is timed (stopped while one is), so the
+/// builds use every core between timing runs; on a GPU target (cuda, opencl) they stay ahead
+/// of the device.
 uint32_t DefaultSlots(const std::string& target);
 
 /// The measurement protocol's defaults (see docs/worker.md).

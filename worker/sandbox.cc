@@ -107,18 +107,21 @@ std::string SignalName(int signal) {
   return std::string("SIG") + abbrev;
 }
 
-StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const SandboxLimits& limits) {
+StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const SandboxLimits& limits,
+                                  ChildPause* pause) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return ErrnoError("creating the child's stderr pipe");
   const uint64_t address_space_limit =
       limits.memory_limit_bytes > 0 ? CurrentAddressSpaceBytes() + limits.memory_limit_bytes : 0;
 
+  if (pause) pause->Forking();
   const Clock::time_point start = Clock::now();
   pid_t pid;
   {
     std::unique_lock<std::shared_mutex> no_link_in_flight(ForkLock());
     pid = fork();
   }
+  if (pause && pid != 0) pause->Forked(pid);
   if (pid < 0) {
     Status error = ErrnoError("forking the measurement child");
     close(pipe_fds[0]);
@@ -135,30 +138,33 @@ StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const Sandbo
   const int err_fd = pipe_fds[0];
   fcntl(err_fd, F_SETFL, fcntl(err_fd, F_GETFL) | O_NONBLOCK);
   // A pidfd becomes readable when the child exits, so one poll() waits for exit, output and
-  // the deadline at once; without pidfd (old kernels, seccomp) we poll waitpid every 1 ms.
+  // the deadline at once; without pidfd (old kernels, seccomp) we look every 1 ms.
   const int pid_fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  const Clock::time_point deadline =
-      start + std::chrono::duration_cast<Clock::duration>(
-                  std::chrono::duration<double>(limits.timeout_seconds));
+  // Time stopped by the timing gate moves the deadline.
+  auto stopped = [&] { return pause ? pause->stopped_seconds() : 0.0; };
+  auto deadline = [&] {
+    return start + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(limits.timeout_seconds + stopped()));
+  };
 
   ChildOutcome outcome;
   bool err_open = true;
   int status = 0;
-  bool reaped = false;
   while (true) {
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) {
-      reaped = true;
+    // Seen exited but not reaped yet (WNOWAIT): its pid stays ours until the pause lets go.
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid) {
       break;
     }
     const Clock::time_point now = Clock::now();
-    if (now >= deadline) {
+    if (now >= deadline()) {
       kill(pid, SIGKILL);
       outcome.kind = ChildOutcome::Kind::kTimedOut;
       break;
     }
     int wait_ms = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline() - now).count()) + 1;
     if (pid_fd < 0) wait_ms = std::min(wait_ms, 1);
     pollfd fds[2];
     nfds_t nfds = 0;
@@ -171,11 +177,10 @@ StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const Sandbo
     }
     if (err_open) err_open = DrainPipe(err_fd, outcome.stderr_tail);
   }
-  if (!reaped) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+  if (pause) pause->Exited();
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  outcome.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  outcome.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count() - stopped();
   if (err_open) DrainPipe(err_fd, outcome.stderr_tail);
   close(err_fd);
   if (pid_fd >= 0) close(pid_fd);

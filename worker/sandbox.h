@@ -27,6 +27,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "worker/child_pause.h"
 
 namespace tuned::worker {
 
@@ -62,12 +63,14 @@ struct ChildOutcome {
   int exit_code = 0;        // kExited
   int signal = 0;           // kSignaled
   std::string stderr_tail;  // the last bytes the child wrote to stderr
-  double wall_seconds = 0;  // fork to reap
+  double wall_seconds = 0;  // fork to reap, less the time it was stopped
 };
 
 /// Runs `body` in a forked child whose exit code is body's return value. Errors only when the
-/// child cannot be started (pipe/fork failure).
-StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const SandboxLimits& limits);
+/// child cannot be started (pipe/fork failure). With `pause`, the timing gate may stop the
+/// child while it runs; its stopped time counts towards neither the timeout nor wall_seconds.
+StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const SandboxLimits& limits,
+                                  ChildPause* pause = nullptr);
 
 /// Held exclusively around every fork of RunInChild. Work in this process that a fork must not
 /// catch half-way (linking into a JIT: LLVM's locks would stay locked in the child) holds it

@@ -134,7 +134,7 @@ class ObservabilityTest : public ::testing::Test {
 };
 
 TEST_F(ObservabilityTest, MetricsParseAndMoveDuringARealTask) {
-  ChildProcess& worker = cluster_.StartWorker("w1", {"--metrics-listen", "127.0.0.1:0"});
+  ChildProcess& worker = cluster_.StartWorker("w1", {"--metrics-listen", "127.0.0.1:0", "--slots", "2"});
   ASSERT_TRUE(cluster_.WaitWorkers(1, 60s)) << Logs();
   const int worker_port = MetricsPort(worker);
   ASSERT_GT(worker_port, 0) << worker.Log();
@@ -147,7 +147,7 @@ TEST_F(ObservabilityTest, MetricsParseAndMoveDuringARealTask) {
   if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
   EXPECT_EQ(Sum(before, "tuned_trials_total"), 0);
   EXPECT_EQ(Sum(before, "tuned_workers", "state=\"serving\""), 1);
-  EXPECT_EQ(Sum(before, "tuned_worker_slots"), 1);
+  EXPECT_EQ(Sum(before, "tuned_worker_slots"), 2);
 
   const uint32_t kTrials = 24;
   const std::string task_id = SubmitTask(cluster_, TrialsOnly(Cluster::SmallTask(kTrials)));
@@ -190,7 +190,7 @@ TEST_F(ObservabilityTest, MetricsParseAndMoveDuringARealTask) {
   EXPECT_GE(Sum(from_worker, "tuned_worker_results_total", "worker_id=\"w1\""), kTrials) << from_worker.dump();
   EXPECT_EQ(Sum(from_worker, "tuned_worker_jobs_total"),
             Sum(from_worker, "tuned_worker_results_total", "worker_id=\"w1\""));
-  EXPECT_EQ(Sum(from_worker, "tuned_worker_slots"), 1);
+  EXPECT_EQ(Sum(from_worker, "tuned_worker_slots"), 2);
   EXPECT_EQ(Sum(from_worker, "tuned_worker_builds_in_flight"), 0);
   EXPECT_EQ(Sum(from_worker, "tuned_worker_jobs_held"), 0);
   EXPECT_GT(Sum(from_worker, "tuned_worker_build_seconds_total"), 0);

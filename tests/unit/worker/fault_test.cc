@@ -7,6 +7,8 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "tests/unit/worker/faulty_builder.h"
 #include "tests/unit/worker/worker_test_util.h"
@@ -176,9 +178,43 @@ TEST(ContainedBuildSlotsTest, AHangingBuildLeavesTheOtherSlotBuilding) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(statuses["beside" + std::to_string(i)], v1::MEASURE_STATUS_OK) << i;
   }
-  // The three others were built by the second slot during the hang and timed after it (timing
-  // waits for builds in flight): the hang cost its timeout once, not once per job.
+  // The three others were built by the second slot during the hang and timed while it hung
+  // (the hanging build stopped for each timing run): the hang cost its timeout once, not once
+  // per job.
   EXPECT_LT(seconds, 1.5 + 3.0);
+}
+
+TEST(ContainedBuildSlotsTest, TimingDoesNotWaitForABuildInProgress) {
+  auto faults = std::make_shared<FaultTable>();
+  EngineOptions options;
+  options.build_slots = 2;
+  StatusOr<std::unique_ptr<MeasurementEngine>> engine =
+      CreateMeasurementEngine(options, testing::FaultyBuilderFactory(faults));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  v1::MeasureJob slow = MakeJob(kSmallMatmul, "slow");
+  faults->Set(slow.job_id(), Fault::kSlowBuild);  // 2 s in its build process
+  std::mutex mu;
+  std::vector<std::string> order;
+  std::map<std::string, v1::MeasureStatus> statuses;
+  auto record = [&](const std::string& id) {
+    return [&, id](StatusOr<v1::MeasureResult> result) {
+      std::lock_guard lock(mu);
+      order.push_back(id);
+      statuses[id] = result.ok() ? result->status() : v1::MEASURE_STATUS_UNSPECIFIED;
+    };
+  };
+  (*engine)->Submit(slow, record("slow"));
+  for (int i = 0; i < 3; ++i) {
+    (*engine)->Submit(MakeJob(kSmallMatmul, "quick" + std::to_string(i)),
+                      record("quick" + std::to_string(i)));
+  }
+  (*engine)->Drain();
+  for (const auto& [id, status] : statuses) EXPECT_EQ(status, v1::MEASURE_STATUS_OK) << id;
+  // The quick candidates were timed while the slow one was still building: their timing runs
+  // stopped that build instead of waiting for it.
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_EQ(order.back(), "slow");
+  EXPECT_GE((*engine)->stats().builds_overlapping_runs, 1);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/task_follow.h"
+#include "cli/task_time.h"
 #include "cli/tune_model.h"
 #include "cli/tune_progress.h"
 #include "cli/workload_flags.h"
@@ -41,7 +42,8 @@ struct TuneFlags {
   double noise_cv = -1;  // re-measure flags: negative means "the server's default"
   int top_k = -1;
   int top_k_rounds = -1;
-  uint32_t slots = 0;  // 0: worker::DefaultSlots of the target
+  uint32_t slots = 0;  // 0: worker::DefaultSlots()
+  size_t object_cache_mb = worker::EngineOptions{}.object_cache_bytes >> 20;
   int wait_s = 60;
 };
 
@@ -83,12 +85,7 @@ Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::s
     } else {
       out["best"] = nullptr;
     }
-    const v1::TaskTime& time = status.time();
-    out["time"] = {{"wall_seconds", time.wall_seconds()},
-                   {"search_seconds", time.search_seconds()},
-                   {"build_seconds", time.build_seconds()},
-                   {"run_seconds", time.run_seconds()},
-                   {"trials", time.trials()}};
+    out["time"] = TaskTimeJson(status.time());
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("task      %s  %s\n", status.task_id().c_str(), StateName(status.state()).c_str());
@@ -109,13 +106,7 @@ Status PrintSummary(const v1::TaskStatus& status, double elapsed_s, const std::s
       std::printf("best      none (no candidate measured OK)\n");
     }
     std::printf("elapsed   %.1f s\n", elapsed_s);
-    if (const v1::TaskTime& time = status.time(); time.wall_seconds() > 0) {
-      auto share = [&](double seconds) { return 100.0 * seconds / time.wall_seconds(); };
-      std::printf("time      %.1f s of the task: search %.0f%%, builds %.0f%%, runs %.0f%% (%.2f s per trial)\n",
-                  time.wall_seconds(), share(time.search_seconds()), share(time.build_seconds()),
-                  share(time.run_seconds()),
-                  time.trials() ? time.wall_seconds() / time.trials() : 0.0);
-    }
+    if (std::string line = TaskTimeLine(status.time(), "the task"); !line.empty()) std::printf("%s\n", line.c_str());
     std::printf("log       %s\n", where.c_str());
     if (!status.error().empty()) std::printf("error     %s\n", status.error().c_str());
   }
@@ -196,8 +187,9 @@ Status RunTune(const TuneFlags& flags) {
   server::EmbeddedStackOptions embedded;
   embedded.db_path = DbPathOrDefault(flags.db_path);
   embedded.engine.target = flags.target;
-  const uint32_t slots = flags.slots == 0 ? worker::DefaultSlots(flags.target) : flags.slots;
+  const uint32_t slots = flags.slots == 0 ? worker::DefaultSlots() : flags.slots;
   embedded.engine.build_slots = int(slots);
+  embedded.engine.object_cache_bytes = flags.object_cache_mb << 20;
   embedded.engine.worker_id = "embedded";
   embedded.slots = slots;
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<server::EmbeddedStack> stack,
@@ -268,6 +260,11 @@ void RegisterTuneCommand(Program& program) {
                   "Embedded: jobs the local worker holds and builds at once (default: this machine's "
                   "cores, at most 4; builds run between timing runs, or beside a GPU's runs)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--object-cache-mb", flags->object_cache_mb,
+                  "Embedded: MiB of built objects the local worker keeps, so that re-measures of a "
+                  "trace link it again instead of building it (0: build every job)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   cmd->add_option("--wait-s", flags->wait_s,
                   "How long to wait for an unreachable server before giving up, s")
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/task_follow.h"
+#include "cli/task_time.h"
 #include "common/time.h"
 #include "model/task_scheduler.h"
 #include "rpc/database_client.h"
@@ -35,7 +36,7 @@ void ResumeFromLog(const std::function<rpc::Connection()>& connect, const model:
 }
 
 void PrintJson(const model::ModelTasks& tasks, const TaskScheduler& s, uint32_t trials_spent, int rounds,
-               double elapsed_s, const std::string& where) {
+               double elapsed_s, const v1::TaskTime& time, const std::string& where) {
   double estimate = s.EstimatedLatency();
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < tasks.tasks.size(); ++i) {
@@ -48,7 +49,7 @@ void PrintJson(const model::ModelTasks& tasks, const TaskScheduler& s, uint32_t 
     rows.push_back(std::move(row));
   }
   nlohmann::json out = {{"tasks", rows}, {"trials", trials_spent}, {"rounds", rounds},
-                        {"elapsed_seconds", elapsed_s}, {"where", where}};
+                        {"elapsed_seconds", elapsed_s}, {"time", TaskTimeJson(time)}, {"where", where}};
   out["estimated_latency_seconds"] = std::isfinite(estimate) ? nlohmann::json(estimate) : nlohmann::json(nullptr);
   std::printf("%s\n", out.dump(2).c_str());
 }
@@ -92,6 +93,7 @@ Status TuneModel(const std::function<rpc::Connection()>& connect, const v1::Task
   const auto start = std::chrono::steady_clock::now();
   uint32_t spent = 0;
   int rounds = 0;
+  v1::TaskTime time;  // the rounds' search, build and run time, summed
   // On a terminal the task table is redrawn after every round; elsewhere a line per round.
   const bool live = !options.json && ChooseProgressMode(false, stderr) == ProgressMode::kTerminal;
   int table_lines = 0;
@@ -105,6 +107,7 @@ Status TuneModel(const std::function<rpc::Connection()>& connect, const v1::Task
     spec.set_trial_budget(budget);
     TUNED_ASSIGN_OR_RETURN(v1::TaskStatus status,
                            SubmitAndFollow(connect(), spec, options.wait_s, ProgressMode::kNone));
+    AddTaskTime(time, status.time());
     double best = scheduler.best(i);
     if (status.best().record_id() != 0) best = std::min(best, status.best().result().median_seconds());
     bool exhausted = status.trials_done() < budget;
@@ -125,11 +128,12 @@ Status TuneModel(const std::function<rpc::Connection()>& connect, const v1::Task
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.json) {
-    PrintJson(tasks, scheduler, spent, rounds, elapsed, where);
+    PrintJson(tasks, scheduler, spent, rounds, elapsed, time, where);
     return Status::Ok();
   }
   PrintTable(stdout, tasks, scheduler, "\n");
   std::printf("trials    %u in %d rounds, %.1f s\n", spent, rounds, elapsed);
+  if (std::string line = TaskTimeLine(time, "its rounds"); !line.empty()) std::printf("%s\n", line.c_str());
   std::printf("log       %s\n", where.c_str());
   return Status::Ok();
 }

@@ -33,7 +33,8 @@ struct WorkerFlags {
   std::string server;
   ClientSecurityFlags security;
   std::string target;
-  uint32_t slots = 0;  // 0: worker::DefaultSlots of the target
+  uint32_t slots = 0;  // 0: worker::DefaultSlots()
+  size_t object_cache_mb = worker::EngineOptions{}.object_cache_bytes >> 20;
   int device = 0;
   std::string id;
   std::string tls_cert;
@@ -74,7 +75,7 @@ Status RunWorker(const WorkerFlags& given) {
   WorkerFlags flags = given;
   if (flags.drain_timeout_ms < 0) return InvalidArgumentError("--drain-timeout-ms must be >= 0");
   if (flags.slots > 1024) return InvalidArgumentError("--slots must be at most 1024");
-  if (flags.slots == 0) flags.slots = worker::DefaultSlots(flags.target);
+  if (flags.slots == 0) flags.slots = worker::DefaultSlots();
   worker::WorkerClientOptions options;
   TUNED_ASSIGN_OR_RETURN(rpc::ClientConfig connection,
                          rpc::LoadClientConfig(flags.server, flags.security.token_file,
@@ -99,6 +100,7 @@ Status RunWorker(const WorkerFlags& given) {
   worker::EngineOptions engine_options;
   engine_options.target = flags.target;
   engine_options.build_slots = int(flags.slots);
+  engine_options.object_cache_bytes = flags.object_cache_mb << 20;
   engine_options.gpu_device = flags.device;
   options.channel = rpc::CreateClientChannel(connection.channel);
   options.slots = flags.slots;
@@ -160,6 +162,11 @@ int main(int argc, char** argv) {
   app.add_option("--slots", flags->slots,
                  "Jobs held and built at once (builds run between timing runs, stopped while a kernel "
                  "is timed; beside a GPU's runs); default: this machine's cores, at most 4");
+  app.add_option("--object-cache-mb", flags->object_cache_mb,
+                 "MiB of built objects kept, so that re-measures of a trace link it again instead of "
+                 "building it (0: build every job)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   app.add_option("--device", flags->device, "CUDA targets: the GPU to measure on (driver ordinal; one worker per GPU)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

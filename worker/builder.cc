@@ -1,7 +1,9 @@
 #include "worker/builder.h"
 
+#include "common/sha256.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/lower/pipeline.h"
+#include "proto/deterministic_bytes.h"
 
 namespace tuned::worker {
 namespace {
@@ -13,6 +15,18 @@ class JitBuilder : public Builder {
                                       const target::Target& target) override {
     TUNED_ASSIGN_OR_RETURN(lower::LoweredFunc func, lower::LowerTraceProto(workload, job.trace()));
     return CompileToObject(func, target);
+  }
+
+  // The object depends on the workload, the trace and the target only (the code generator's
+  // version is this binary's).
+  std::optional<std::string> CacheKey(const v1::MeasureJob& job,
+                                      const target::Target& target) const override {
+    std::string key;
+    for (const std::string& part : {v1::DeterministicBytes(job.workload()),
+                                    v1::DeterministicBytes(job.trace()), target.ToString()}) {
+      key += std::to_string(part.size()) + ":" + part;  // lengths keep the parts apart
+    }
+    return Sha256Hex(key);
   }
 };
 

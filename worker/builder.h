@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -55,6 +56,16 @@ class Builder {
   virtual StatusOr<CompiledCandidate> Compile(const std::shared_ptr<const ir::Workload>& workload,
                                               const v1::MeasureJob& job,
                                               const target::Target& target) = 0;
+
+  /// A key under which the engine may keep this job's object and link it again for a job of
+  /// the same key (worker/object_cache.h); nullopt: build every time. Two jobs of one key
+  /// must build the same object.
+  virtual std::optional<std::string> CacheKey(const v1::MeasureJob& job,
+                                              const target::Target& target) const {
+    (void)job;
+    (void)target;
+    return std::nullopt;
+  }
 };
 
 /// The real builder: replay, lower, emit an object file.

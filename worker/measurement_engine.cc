@@ -19,6 +19,7 @@
 #include "worker/child_pause.h"
 #include "worker/contained_build.h"
 #include "worker/device_probe.h"
+#include "worker/object_cache.h"
 #include "common/exclusive_gate.h"
 #include "worker/gpu/gpu_engine.h"
 #include "worker/reference_cache.h"
@@ -57,7 +58,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
         device_(ProbeCpuDevice(cpu_target_)),
         runner_(options.memory_limit_bytes, FlushBytes(device_)),
         references_(options.reference_cache_entries, options.reference_max_evaluator_flops, gate_,
-                    [this](const WorkloadData& data) { return CompiledReference(data); }) {
+                    [this](const WorkloadData& data) { return CompiledReference(data); }),
+        objects_(options.object_cache_bytes) {
     target_ = target::TargetToProto(cpu_target_);
   }
 
@@ -248,7 +250,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     return std::move(outcome->output);
   }
 
-  // Compiles in the build process of a free slot and links the object into that slot's JIT.
+  // Compiles in the build process of a free slot and links the object into that slot's JIT;
+  // an object already built for the same key (a re-measure) is linked again without a build.
   // No build runs beside a timed kernel: the build process is stopped while one is timed (the
   // gate's pausable work; the stopped time counts towards neither its timeout nor its build
   // seconds), and the link, in this process, enters the gate shared. A crash or a hang ends the
@@ -257,7 +260,15 @@ class MeasurementEngineImpl final : public MeasurementEngine {
                               const v1::MeasureJob& job, double timeout_seconds) {
     BuildOutcome outcome;
     std::unique_ptr<BuildSlot> slot = TakeSlot();
-    {
+    const std::optional<std::string> cache_key = builder.CacheKey(job, cpu_target_);
+    if (std::optional<CompiledCandidate> cached =
+            cache_key ? objects_.Find(*cache_key) : std::nullopt) {
+      Link(*slot, *cached, outcome);
+      {
+        std::lock_guard lock(mu_);
+        ++stats_.builds_reused;
+      }
+    } else {
       SandboxLimits limits;
       limits.timeout_seconds = timeout_seconds;
       limits.memory_limit_bytes = options_.memory_limit_bytes;
@@ -277,14 +288,10 @@ class MeasurementEngineImpl final : public MeasurementEngine {
       } else {
         outcome.seconds = child->seconds;
         switch (child->kind) {
-          case ContainedBuildOutcome::Kind::kCompiled: {
-            ExclusiveGate::Shared share(gate_);
-            const Clock::time_point link_start = Clock::now();
-            std::shared_lock<std::shared_mutex> no_fork(ForkLock());
-            outcome.kernel = LinkCandidate(*slot->jit, child->compiled);
-            outcome.seconds += SecondsSince(link_start);
+          case ContainedBuildOutcome::Kind::kCompiled:
+            Link(*slot, child->compiled, outcome);
+            if (cache_key && outcome.kernel.ok()) objects_.Put(*cache_key, child->compiled);
             break;
-          }
           case ContainedBuildOutcome::Kind::kFailed:
           case ContainedBuildOutcome::Kind::kCrashed:
             outcome.kernel = InternalError(child->error);
@@ -301,6 +308,16 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     }
     ReturnSlot(std::move(slot));
     return outcome;
+  }
+
+  // Links `compiled` into the slot's JIT (in this process: inside the gate, and never across a
+  // fork) and adds the link's time to the outcome's.
+  void Link(BuildSlot& slot, const CompiledCandidate& compiled, BuildOutcome& outcome) {
+    ExclusiveGate::Shared share(gate_);
+    const Clock::time_point link_start = Clock::now();
+    std::shared_lock<std::shared_mutex> no_fork(ForkLock());
+    outcome.kernel = LinkCandidate(*slot.jit, compiled);
+    outcome.seconds += SecondsSince(link_start);
   }
 
   void ProcessJob(Pending pending) {
@@ -447,6 +464,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   ExclusiveGate gate_;
   Runner runner_;  // used only inside gate_ exclusively
   ReferenceCache references_;
+  ObjectCache objects_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;          // queues, stop, running builds
@@ -463,8 +481,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
 
 }  // namespace
 
-uint32_t DefaultSlots(const std::string&) {
-  // CPU targets too: their builds run between timing runs, stopped while one lasts.
+uint32_t DefaultSlots() {
   return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
 }
 

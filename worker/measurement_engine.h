@@ -41,6 +41,9 @@ struct EngineOptions {
   double reference_max_evaluator_flops = 2e7;
   /// Workloads (key, seed) whose inputs and reference output stay cached.
   size_t reference_cache_entries = 8;
+  /// Bytes of built objects kept for re-measures of the same trace (worker/object_cache.h);
+  /// 0: every job is built.
+  size_t object_cache_bytes = size_t{64} << 20;
   /// Wall-clock limit of running one compiled reference, seconds.
   double reference_timeout_seconds = 300;
   /// GPU targets: the runner executable (worker/gpu/gpu_engine.h); empty: tuned-cuda-runner or
@@ -62,6 +65,7 @@ struct EngineStats {
   double child_seconds = 0;        // measurement children alive (fork to reap)
   int reference_computations = 0;  // workload references computed
   int builds_in_flight = 0;        // candidates being built now (a gauge, not a sum)
+  int64_t builds_reused = 0;       // jobs linked from an object built for an earlier job
   // Builds that were in progress while a candidate ran: on a GPU, the builds the device did
   // not wait for; on the CPU, the builds stopped while a kernel was timed (which the timing
   // did not wait for either).
@@ -109,7 +113,7 @@ StatusOr<std::unique_ptr<MeasurementEngine>> CreateMeasurementEngine(const Engin
 /// CPU target each build process runs while no kernel is timed (stopped while one is), so the
 /// builds use every core between timing runs; on a GPU target (cuda, opencl) they stay ahead
 /// of the device.
-uint32_t DefaultSlots(const std::string& target);
+uint32_t DefaultSlots();
 
 /// The measurement protocol's defaults (see docs/worker.md).
 v1::MeasureConfig DefaultMeasureConfig();

@@ -82,6 +82,14 @@ TEST_F(ModelCommandTest, TuneSpendsOneBudgetOnEveryTaskAndResumesFromTheLog) {
     EXPECT_EQ(best.exit_code, 0) << best.err;
   }
   EXPECT_NEAR(run["estimated_latency_seconds"].get<double>(), estimate, 1e-12);
+  // The rounds' time, summed: each of the 20 trials was built and run within the rounds' wall time.
+  const nlohmann::json& time = run["time"];
+  EXPECT_EQ(time["trials"], 20);
+  EXPECT_GT(time["build_seconds"].get<double>(), 0);
+  EXPECT_GT(time["run_seconds"].get<double>(), 0);
+  EXPECT_GT(time["search_seconds"].get<double>(), 0);
+  EXPECT_LE(time["wall_seconds"].get<double>(), run["elapsed_seconds"].get<double>());
+  EXPECT_GE(time["wall_seconds"].get<double>(), time["run_seconds"].get<double>());
 
   // The second run's one round (of 2 trials, smaller than the first run's 4) goes by the
   // gradient: every task starts from the 4 trials the log holds for it, not from a round's worth,

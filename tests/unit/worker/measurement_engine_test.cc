@@ -63,6 +63,38 @@ TEST(MeasurementEngine, ScheduledTraceIsOk) {
   EXPECT_EQ(result->repeat_seconds_size(), 3);
 }
 
+TEST(MeasurementEngine, AReMeasureLinksTheObjectBuiltForTheSameTraceAgain) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  const std::string spec = "matmul(M=64,N=48,K=40,dtype=float32)";
+  std::vector<v1::MeasureResult> results;
+  for (const char* id : {"first", "again"}) {
+    StatusOr<v1::MeasureResult> result = engine->Measure(MakeJob(spec, id, testing::TiledTrace(spec)));
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+    EXPECT_GT(result->median_seconds(), 0);
+    results.push_back(*result);
+  }
+  EXPECT_EQ(engine->stats().builds_reused, 1);
+  // The second job only linked: a fraction of the first one's replay, lowering and LLVM.
+  EXPECT_LT(results[1].build_seconds(), results[0].build_seconds());
+  // Another trace is built.
+  StatusOr<v1::MeasureResult> other = engine->Measure(MakeJob(spec, "default"));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(engine->stats().builds_reused, 1);
+}
+
+TEST(MeasurementEngine, WithoutAnObjectCacheEveryJobIsBuilt) {
+  auto engine = MakeEngine({.object_cache_bytes = 0});
+  ASSERT_NE(engine, nullptr);
+  for (const char* id : {"first", "again"}) {
+    StatusOr<v1::MeasureResult> result = engine->Measure(MakeJob(kSmallMatmul, id));
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << result->error();
+  }
+  EXPECT_EQ(engine->stats().builds_reused, 0);
+}
+
 TEST(MeasurementEngine, UserDefinitionIsRebuiltFromItsKeyAndVerified) {
   auto engine = MakeEngine();
   ASSERT_NE(engine, nullptr);

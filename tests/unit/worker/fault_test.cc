@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -147,36 +148,47 @@ TEST_F(FaultTest, BuildCrashIsCompileErrorNamingTheSignal) {
   ExpectNextJobOk();
 }
 
-TEST(ContainedBuildSlotsTest, AHangingBuildLeavesTheOtherSlotBuilding) {
-  auto faults = std::make_shared<FaultTable>();
-  EngineOptions options;
-  options.build_slots = 2;
-  StatusOr<std::unique_ptr<MeasurementEngine>> engine =
-      CreateMeasurementEngine(options, testing::FaultyBuilderFactory(faults));
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+// A two-slot engine on the faulty builder, whose results are recorded in the order they come.
+class ContainedBuildSlotsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EngineOptions options;
+    options.build_slots = 2;
+    StatusOr<std::unique_ptr<MeasurementEngine>> engine =
+        CreateMeasurementEngine(options, testing::FaultyBuilderFactory(faults_));
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(engine).value();
+  }
+
+  void Submit(const v1::MeasureJob& job) {
+    engine_->Submit(job, [this, id = job.job_id()](StatusOr<v1::MeasureResult> result) {
+      std::lock_guard lock(mu_);
+      order_.push_back(id);
+      statuses_[id] = result.ok() ? result->status() : v1::MEASURE_STATUS_UNSPECIFIED;
+    });
+  }
+
+  std::shared_ptr<FaultTable> faults_ = std::make_shared<FaultTable>();
+  std::unique_ptr<MeasurementEngine> engine_;
+  std::mutex mu_;
+  std::vector<std::string> order_;
+  std::map<std::string, v1::MeasureStatus> statuses_;
+};
+
+TEST_F(ContainedBuildSlotsTest, AHangingBuildLeavesTheOtherSlotBuilding) {
   v1::MeasureJob hanging = MakeJob(kSmallMatmul, "hangs");
   hanging.mutable_config()->set_build_timeout_ms(1500);
-  faults->Set(hanging.job_id(), Fault::kHangingBuild);
-  std::mutex mu;
-  std::map<std::string, v1::MeasureStatus> statuses;
-  auto record = [&](const std::string& id) {
-    return [&, id](StatusOr<v1::MeasureResult> result) {
-      std::lock_guard lock(mu);
-      statuses[id] = result.ok() ? result->status() : v1::MEASURE_STATUS_UNSPECIFIED;
-    };
-  };
+  faults_->Set(hanging.job_id(), Fault::kHangingBuild);
   const auto start = std::chrono::steady_clock::now();
-  (*engine)->Submit(hanging, record("hangs"));
-  for (int i = 0; i < 3; ++i) {
-    (*engine)->Submit(MakeJob(kSmallMatmul, "beside" + std::to_string(i)),
-                      record("beside" + std::to_string(i)));
-  }
-  (*engine)->Drain();
+  Submit(hanging);
+  for (int i = 0; i < 3; ++i) Submit(MakeJob(kSmallMatmul, "beside" + std::to_string(i)));
+  engine_->Drain();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(statuses["hangs"], v1::MEASURE_STATUS_BUILD_TIMEOUT);
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(statuses["beside" + std::to_string(i)], v1::MEASURE_STATUS_OK) << i;
+  EXPECT_EQ(statuses_[hanging.job_id()], v1::MEASURE_STATUS_BUILD_TIMEOUT);
+  ASSERT_EQ(statuses_.size(), 4u);
+  for (const auto& [id, status] : statuses_) {
+    if (id != hanging.job_id()) EXPECT_EQ(status, v1::MEASURE_STATUS_OK) << id;
   }
   // The three others were built by the second slot during the hang and timed while it hung
   // (the hanging build stopped for each timing run): the hang cost its timeout once, not once
@@ -184,37 +196,19 @@ TEST(ContainedBuildSlotsTest, AHangingBuildLeavesTheOtherSlotBuilding) {
   EXPECT_LT(seconds, 1.5 + 3.0);
 }
 
-TEST(ContainedBuildSlotsTest, TimingDoesNotWaitForABuildInProgress) {
-  auto faults = std::make_shared<FaultTable>();
-  EngineOptions options;
-  options.build_slots = 2;
-  StatusOr<std::unique_ptr<MeasurementEngine>> engine =
-      CreateMeasurementEngine(options, testing::FaultyBuilderFactory(faults));
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+TEST_F(ContainedBuildSlotsTest, TimingDoesNotWaitForABuildInProgress) {
   v1::MeasureJob slow = MakeJob(kSmallMatmul, "slow");
-  faults->Set(slow.job_id(), Fault::kSlowBuild);  // 2 s in its build process
-  std::mutex mu;
-  std::vector<std::string> order;
-  std::map<std::string, v1::MeasureStatus> statuses;
-  auto record = [&](const std::string& id) {
-    return [&, id](StatusOr<v1::MeasureResult> result) {
-      std::lock_guard lock(mu);
-      order.push_back(id);
-      statuses[id] = result.ok() ? result->status() : v1::MEASURE_STATUS_UNSPECIFIED;
-    };
-  };
-  (*engine)->Submit(slow, record("slow"));
-  for (int i = 0; i < 3; ++i) {
-    (*engine)->Submit(MakeJob(kSmallMatmul, "quick" + std::to_string(i)),
-                      record("quick" + std::to_string(i)));
-  }
-  (*engine)->Drain();
-  for (const auto& [id, status] : statuses) EXPECT_EQ(status, v1::MEASURE_STATUS_OK) << id;
+  faults_->Set(slow.job_id(), Fault::kSlowBuild);  // 2 s in its build process
+  Submit(slow);
+  for (int i = 0; i < 3; ++i) Submit(MakeJob(kSmallMatmul, "quick" + std::to_string(i)));
+  engine_->Drain();
+  ASSERT_EQ(statuses_.size(), 4u);
+  for (const auto& [id, status] : statuses_) EXPECT_EQ(status, v1::MEASURE_STATUS_OK) << id;
   // The quick candidates were timed while the slow one was still building: their timing runs
   // stopped that build instead of waiting for it.
-  ASSERT_EQ(order.size(), 4u);
-  EXPECT_EQ(order.back(), "slow");
-  EXPECT_GE((*engine)->stats().builds_overlapping_runs, 1);
+  ASSERT_EQ(order_.size(), 4u);
+  EXPECT_EQ(order_.back(), slow.job_id());
+  EXPECT_GE(engine_->stats().builds_overlapping_runs, 1);
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ struct WorkerFlags {
   int drain_timeout_ms = 20000;
   std::string metrics_listen;
   bool no_calibration = false;
+  int calibration_max_interval_ms = worker::WorkerClientOptions{}.calibration_max_interval_ms;
 };
 
 // `--metrics-listen`: the worker's own metrics over HTTP (no credential: they hold no task
@@ -107,6 +108,7 @@ Status RunWorker(const WorkerFlags& given) {
   options.max_reconnects = flags.max_reconnects;
   options.reconnect_max_ms = flags.reconnect_max_ms;
   options.calibrate = !flags.no_calibration;
+  options.calibration_max_interval_ms = flags.calibration_max_interval_ms;
   options.worker_id = flags.id;
   // One id for the engine's results, the client's hello and the logs.
   if (options.worker_id.empty()) {
@@ -182,6 +184,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-calibration", flags->no_calibration,
                "Do not time the calibration kernel between batches (no drift detection)");
+  app.add_option("--calibration-max-interval-ms", flags->calibration_max_interval_ms,
+                 "A worker never idle between batches calibrates anyway once this long has passed "
+                 "since its last figure, as soon as it holds no job (0: whenever it holds none), ms")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--drain-timeout-ms", flags->drain_timeout_ms,
                  "On SIGTERM/SIGINT, how long to finish the jobs held before handing them back, ms")
       ->capture_default_str();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -299,6 +300,8 @@ void WorkerClient::HeartbeatLoop(const std::shared_ptr<Session>& session) {
 void WorkerClient::CalibrationLoop(const std::shared_ptr<Session>& session) {
   std::unique_lock<std::mutex> lock(session->mu);
   bool warm = false;  // the first timing of a session is a warm-up: it would skew the baseline
+  std::optional<std::chrono::steady_clock::time_point> last;  // this session's last calibration
+  const auto max_interval = std::chrono::milliseconds(options_.calibration_max_interval_ms);
   while (true) {
     session->calibration_cv.wait(lock, [&] {
       return session->closed || (session->calibration_due && session->running.empty());
@@ -306,13 +309,16 @@ void WorkerClient::CalibrationLoop(const std::shared_ptr<Session>& session) {
     if (session->closed) return;
     // A job arriving within kBatchGap is the same batch's next one (the server leases it as
     // soon as a slot frees): calibrate between batches, while the server searches, not
-    // between the jobs of a batch, where it would cost every trial a build and 7 timings.
-    if (session->calibration_cv.wait_for(lock, kBatchGap, [&] {
+    // between the jobs of a batch, where it would cost every trial 7 timings. A worker whose
+    // batches follow each other closer than that calibrates anyway once it is overdue.
+    const bool overdue = !last || std::chrono::steady_clock::now() - *last >= max_interval;
+    if (!overdue && session->calibration_cv.wait_for(lock, kBatchGap, [&] {
           return session->closed || !session->running.empty();
         })) {
       continue;  // still due: after this batch (or closed: the wait above returns)
     }
     session->calibration_due = false;
+    last = std::chrono::steady_clock::now();
     lock.unlock();  // jobs arriving meanwhile queue behind it in the engine
     if (!warm) {
       (void)calibration_->Measure();

@@ -51,6 +51,10 @@ struct WorkerClientOptions {
   /// Time the calibration kernel (worker/calibration.h) after connecting and whenever the last
   /// running job is done (between batches), and report the figure (drift detection).
   bool calibrate = true;
+  /// A worker kept so busy that it is never idle between batches for long still calibrates once
+  /// this long has passed since its last figure: as soon as it holds no job, without waiting to
+  /// see whether the batch goes on. Milliseconds; 0: whenever it holds no job.
+  int calibration_max_interval_ms = 30000;
 };
 
 struct WorkerClientStats {

@@ -188,7 +188,9 @@ TEST_F(ContainedBuildSlotsTest, AHangingBuildLeavesTheOtherSlotBuilding) {
   EXPECT_EQ(statuses_[hanging.job_id()], v1::MEASURE_STATUS_BUILD_TIMEOUT);
   ASSERT_EQ(statuses_.size(), 4u);
   for (const auto& [id, status] : statuses_) {
-    if (id != hanging.job_id()) EXPECT_EQ(status, v1::MEASURE_STATUS_OK) << id;
+    if (id != hanging.job_id()) {
+      EXPECT_EQ(status, v1::MEASURE_STATUS_OK) << id;
+    }
   }
   // The three others were built by the second slot during the hang and timed while it hung
   // (the hanging build stopped for each timing run): the hang cost its timeout once, not once

@@ -67,6 +67,11 @@ def sweep_shape(shape, a, tuned, onednn):
         row["trials"] = tune["trials"]
         row["trials_to_95"], _ = trials_to_95(db)
         row["seconds_per_trial"] = row["tune_wall_seconds"] / max(tune["trials"], 1)
+        # Where the rounds' time went (builds overlap the runs and each other: may pass 100%).
+        spent = tune.get("time") or {}
+        if spent.get("wall_seconds", 0) > 0:
+            for part in ("search", "build", "run"):
+                row[f"{part}_share"] = spent[f"{part}_seconds"] / spent["wall_seconds"]
 
     # Every runtime is timed in each of a.rounds rounds, one after the other, and each keeps the
     # fastest of its round medians: a shared host has slower episodes of seconds (a neighbour on
@@ -157,13 +162,18 @@ def print_table(rows, onednn_built, peak):
           "time at the FMA peak or the read bandwidth / tuned us;\nrun us: the whole run-model step; "
           "ratio: the faster library's time / tuned us (> 1: tuned is faster)"
           + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))
-    print(f"\n{'shape':<22} {'trials':>6} {'to 95%':>6} {'tune s':>8} {'s/trial':>7} {'from log':>8}  "
-          "oneDNN implementation")
+    def share(r, part):
+        return f"{100 * r[part + '_share']:.0f}%" if part + "_share" in r else "-"
+
+    print(f"\n{'shape':<22} {'trials':>6} {'to 95%':>6} {'tune s':>8} {'s/trial':>7} {'search':>6} {'builds':>6} "
+          f"{'runs':>5} {'from log':>8}  oneDNN implementation")
     for r in rows:
         print(f"{r['shape']:<22} {r.get('trials', '-'):>6} {r.get('trials_to_95') or '-':>6} "
-              f"{r['tune_wall_seconds']:>8.1f} {r.get('seconds_per_trial', 0):>7.2f} "
+              f"{r['tune_wall_seconds']:>8.1f} {r.get('seconds_per_trial', 0):>7.2f} {share(r, 'search'):>6} "
+              f"{share(r, 'build'):>6} {share(r, 'run'):>5} "
               f"{r.get('tasks_from_log', '-'):>8}  {r.get('onednn_implementation', r.get('onednn_error', 'n/a'))}")
-    print("to 95%: search trials until the running best reached 95% of the final best's throughput")
+    print("to 95%: search trials until the running best reached 95% of the final best's throughput;\n"
+          "search, builds, runs: shares of the tuning rounds' wall time (builds overlap the runs and each other)")
     return geomean
 
 

@@ -17,13 +17,13 @@ class JitBuilder : public Builder {
     return CompileToObject(func, target);
   }
 
-  // The object depends on the workload, the trace and the target only (the code generator's
-  // version is this binary's).
+  // The object depends on the workload (which its canonical key names), the trace and the
+  // target only (the code generator's version is this binary's).
   std::optional<std::string> CacheKey(const v1::MeasureJob& job,
                                       const target::Target& target) const override {
     std::string key;
-    for (const std::string& part : {v1::DeterministicBytes(job.workload()),
-                                    v1::DeterministicBytes(job.trace()), target.ToString()}) {
+    for (const std::string& part :
+         {job.workload().key(), v1::DeterministicBytes(job.trace()), target.ToString()}) {
       key += std::to_string(part.size()) + ":" + part;  // lengths keep the parts apart
     }
     return Sha256Hex(key);

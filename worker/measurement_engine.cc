@@ -260,7 +260,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
                               const v1::MeasureJob& job, double timeout_seconds) {
     BuildOutcome outcome;
     std::unique_ptr<BuildSlot> slot = TakeSlot();
-    const std::optional<std::string> cache_key = builder.CacheKey(job, cpu_target_);
+    const std::optional<std::string> cache_key =
+        options_.object_cache_bytes > 0 ? builder.CacheKey(job, cpu_target_) : std::nullopt;
     if (std::optional<CompiledCandidate> cached =
             cache_key ? objects_.Find(*cache_key) : std::nullopt) {
       Link(*slot, *cached, outcome);

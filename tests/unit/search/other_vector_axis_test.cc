@@ -103,6 +103,29 @@ TEST_F(OtherVectorAxisTest, StridedConvolutionVectorizesChannelsFromAChannelInne
   }
 }
 
+TEST_F(OtherVectorAxisTest, AWeightPanelIsPackedOneVectorColumnAtATime) {
+  // The weight is read across its rows (a stride of C*R*S along the channels): the copy walks a
+  // column of one vector of channels through every (c, r, s) before the next column, so the
+  // rows each gather touches are still in cache for the next gathers.
+  SearchContext ctx = ContextFor("conv2d_nchw(N=1,C=4,H=9,W=9,F=32,R=3,S=3,stride=2,pad=1)");
+  int columns = 0;
+  for (const std::string& program : SampleAndCheck(ctx, 8)) {
+    std::smatch copy;
+    ASSERT_TRUE(std::regex_search(program, copy, std::regex(R"(allocate weight_global: [^\n]*\n\s*for (\S+) in \[0, \+(\d+)\))")))
+        << program;
+    std::vector<int64_t> panel = AllocatedShape(program, "weight_global");
+    ASSERT_EQ(panel.size(), 4u) << program;
+    const std::string vector_loop = "for weight_global.i_1 in [0, +" + std::to_string(kLanes) + ") vectorized";
+    EXPECT_NE(program.find(vector_loop), std::string::npos) << program;
+    if (panel[3] > kLanes) {
+      ++columns;
+      EXPECT_EQ(copy[1].str(), "weight_global.i_0") << program;
+      EXPECT_EQ(std::stoll(copy[2].str()), panel[3] / kLanes) << program;
+    }
+  }
+  EXPECT_GT(columns, 0) << "no sample staged more than one vector of channels";
+}
+
 TEST_F(OtherVectorAxisTest, OtherOpsWithAPoorLastAxisComputeTheReference) {
   // A prime GEMM vectorizes along its rows from a transposed panel of A; a strided depthwise
   // convolution along its channels from a channel-innermost panel of the image.

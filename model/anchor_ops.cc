@@ -108,16 +108,34 @@ bool WindowLeaves(const Window& w, size_t i, int64_t in, int64_t out) {
 }
 
 // The convolutions' last stage: the sum of `body` over `reduce` (a plain stage when there is
-// nothing to reduce), plus the optional bias (input 2) per output channel.
+// nothing to reduce), plus the optional bias (input 2) per output channel. The stage is
+// computed over `compute` (dimensions of `out` merged, KernelValue::compute_shape; empty: `out`).
 StatusOr<KernelValue> SumWithBias(const Graph& g, const Node& n, DefinitionWriter& w, const std::string& stage,
                                   const Shape& out, const Shape& reduce,
-                                  const std::function<std::string(const Index&, const Index&)>& body) {
+                                  const std::function<std::string(const Index&, const Index&)>& body,
+                                  const Shape& compute = {}) {
   std::string name = w.FreshName(stage);
-  KernelValue sum = reduce.empty() ? w.Stage(name, out, [&](const Index& a) { return body(a, {}); })
-                                   : w.Reduction(name, out, "sum", reduce, body);
+  const Shape& stage_shape = compute.empty() ? out : compute;
+  auto stage_body = [&](const Index& a, const Index& r) { return body(ExpandIndex(out, stage_shape, a), r); };
+  KernelValue sum = ViewAs(reduce.empty() ? w.Stage(name, stage_shape, [&](const Index& a) { return stage_body(a, {}); })
+                                          : w.Reduction(name, stage_shape, "sum", reduce, stage_body),
+                           out);
   if (n.Input(2).empty()) return sum;
   std::string bias = w.Input(g.tensor(n.Input(2)), "bias");
-  return KernelValue{out, [sum, bias](const Index& a) { return "(" + sum.at(a) + " + " + bias + "[" + a[1] + "])"; }, ""};
+  return KernelValue{out, [sum, bias](const Index& a) { return "(" + sum.at(a) + " + " + bias + "[" + a[1] + "])"; }, "",
+                     sum.compute_shape};
+}
+
+// A pointwise convolution (a 1x1 window at stride 1, unpadded, one group) is a matrix product
+// over its image: it is computed over the spatial dimensions merged into one, whose whole
+// vectors tile a 56 x 56 image as 196 x 16 where its 56-wide rows would leave a masked tail.
+// Returns the merged shape [N, F, H*W...], or none for another convolution.
+Shape PointwiseComputeShape(const Shape& out, const Window& win, int64_t groups) {
+  if (groups != 1 || out.size() < 4) return {};
+  for (size_t i = 0; i < win.kernel.size(); ++i) {
+    if (win.kernel[i] != 1 || win.strides[i] != 1 || win.pad_begin[i] != 0 || win.pad_end[i] != 0) return {};
+  }
+  return {out[0], out[1], Product(Shape(out.begin() + 2, out.end()))};
 }
 
 // Conv: an optional zero-padded copy (its own stage, as the library's convolutions), then the
@@ -174,7 +192,7 @@ StatusOr<KernelValue> Conv(const Graph& g, const Node& n, DefinitionWriter& w) {
     }
     return Access(source, in) + " * " + Access(filter, wt);
   };
-  return SumWithBias(g, n, w, "conv", out, reduce, body);
+  return SumWithBias(g, n, w, "conv", out, reduce, body, PointwiseComputeShape(out, win, groups));
 }
 
 // ConvTranspose: each output position gathers the input positions whose window reaches it,

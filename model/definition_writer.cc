@@ -66,6 +66,14 @@ KernelValue DefinitionWriter::Reduction(
   return KernelValue{shape, [name](const Index& index) { return Access(name, index); }, name};
 }
 
+KernelValue DefinitionWriter::Materialize(const std::string& name, const KernelValue& value) {
+  if (value.compute_shape.empty()) return Stage(name, value.shape, value.at);
+  KernelValue flat = Stage(name, value.compute_shape, [&](const Index& axes) {
+    return value.at(ExpandIndex(value.shape, value.compute_shape, axes));
+  });
+  return ViewAs(flat, value.shape);
+}
+
 std::string DefinitionWriter::Text() const {
   std::string text;
   for (const std::string& line : inputs_) text += line + "\n";
@@ -91,6 +99,84 @@ Index BroadcastIndex(const std::vector<int64_t>& from, const std::vector<int64_t
     result.push_back(from[i] == 1 && to[offset + i] != 1 ? "0" : index[offset + i]);
   }
   return result;
+}
+
+namespace {
+
+// The dimensions of `shape` that each dimension of `compute_shape` covers: [begin, end) pairs.
+// The caller guarantees that runs of `shape` multiply to the dimensions of `compute_shape`.
+std::vector<std::pair<size_t, size_t>> MergedGroups(const std::vector<int64_t>& shape,
+                                                    const std::vector<int64_t>& compute_shape) {
+  std::vector<std::pair<size_t, size_t>> groups;
+  size_t next = 0;
+  for (int64_t extent : compute_shape) {
+    size_t begin = next;
+    int64_t product = 1;
+    do {
+      product *= shape[next++];
+    } while (product < extent && next < shape.size());
+    groups.push_back({begin, next});
+  }
+  return groups;
+}
+
+// The components of a merged group [begin, end) of `shape` at flat position `flat`.
+Index ExpandGroup(const std::vector<int64_t>& shape, size_t begin, size_t end, const std::string& flat) {
+  Index parts(end - begin);
+  int64_t inner = 1;
+  for (size_t d = end; d-- > begin;) {
+    std::string quotient = inner == 1 ? flat : "floordiv(" + flat + ", " + std::to_string(inner) + ")";
+    parts[d - begin] = d == begin ? quotient : "floormod(" + quotient + ", " + std::to_string(shape[d]) + ")";
+    inner *= shape[d];
+  }
+  return parts;
+}
+
+}  // namespace
+
+Index ExpandIndex(const std::vector<int64_t>& shape, const std::vector<int64_t>& compute_shape, const Index& flat) {
+  Index index;
+  std::vector<std::pair<size_t, size_t>> groups = MergedGroups(shape, compute_shape);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    Index parts = ExpandGroup(shape, groups[g].first, groups[g].second, flat[g]);
+    index.insert(index.end(), parts.begin(), parts.end());
+  }
+  return index;
+}
+
+Index FlattenIndex(const std::vector<int64_t>& shape, const std::vector<int64_t>& compute_shape, const Index& index) {
+  Index flat;
+  for (auto [begin, end] : MergedGroups(shape, compute_shape)) {
+    if (end - begin == 1) {
+      flat.push_back(index[begin]);
+      continue;
+    }
+    // ExpandIndex's own components give back the variable they were written from.
+    const std::string& last = index[end - 1];
+    const std::string prefix = "floormod(", suffix = ", " + std::to_string(shape[end - 1]) + ")";
+    if (last.size() > prefix.size() + suffix.size() && last.compare(0, prefix.size(), prefix) == 0 &&
+        last.compare(last.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      std::string var = last.substr(prefix.size(), last.size() - prefix.size() - suffix.size());
+      if (ExpandGroup(shape, begin, end, var) == Index(index.begin() + long(begin), index.begin() + long(end))) {
+        flat.push_back(var);
+        continue;
+      }
+    }
+    std::string offset = index[begin];
+    for (size_t d = begin + 1; d < end; ++d) {
+      offset = "(" + offset + ") * " + std::to_string(shape[d]) + " + " + index[d];
+    }
+    flat.push_back("(" + offset + ")");
+  }
+  return flat;
+}
+
+KernelValue ViewAs(const KernelValue& stage, const std::vector<int64_t>& shape) {
+  if (stage.shape == shape) return stage;
+  const std::vector<int64_t> compute = stage.shape;
+  return KernelValue{shape,
+                     [at = stage.at, shape, compute](const Index& index) { return at(FlattenIndex(shape, compute, index)); },
+                     stage.stage, compute};
 }
 
 std::string Access(const std::string& name, const Index& index) {

@@ -29,6 +29,12 @@ struct KernelValue {
   /// The stage whose elements this value is, unchanged ("" when it is an expression): a kernel
   /// that ends in such a value needs no extra output stage.
   std::string stage;
+  /// The shape its stages are computed over, where that merges trailing dimensions of `shape`
+  /// into one (the same elements in the same row-major order; empty: `shape` itself). A
+  /// pointwise convolution computes its image as one flat axis, so that whole vectors tile it.
+  std::vector<int64_t> compute_shape;
+
+  const std::vector<int64_t>& ComputeShape() const { return compute_shape.empty() ? shape : compute_shape; }
 };
 
 class DefinitionWriter {
@@ -45,6 +51,10 @@ class DefinitionWriter {
   KernelValue Reduction(const std::string& name, const std::vector<int64_t>& shape,
                         const std::string& kind, const std::vector<int64_t>& reduce_extents,
                         const std::function<std::string(const Index& axes, const Index& raxes)>& body);
+
+  /// Writes `value` as a stage over its compute shape (a stage of `shape` read through the
+  /// value's index, else); returns the stage's elements as a value of `value.shape`.
+  KernelValue Materialize(const std::string& name, const KernelValue& value);
 
   /// The definition so far, one statement a line.
   std::string Text() const;
@@ -65,6 +75,15 @@ std::string FloatLiteral(double value);
 /// The index into a tensor of shape `from` that numpy-style broadcasting reads at `index` of a
 /// result of shape `to` (trailing dimensions aligned; a dimension of 1 reads element 0).
 Index BroadcastIndex(const std::vector<int64_t>& from, const std::vector<int64_t>& to, const Index& index);
+/// The index into `shape` of element `flat` of `compute_shape` (dimensions of `shape` merged,
+/// KernelValue::compute_shape): a merged dimension is recovered with floordiv and floormod.
+Index ExpandIndex(const std::vector<int64_t>& shape, const std::vector<int64_t>& compute_shape, const Index& flat);
+/// The inverse: the index into `compute_shape` of `index` into `shape`. An index ExpandIndex
+/// wrote gives back its flat variable, so a stage reads another at its own axes.
+Index FlattenIndex(const std::vector<int64_t>& shape, const std::vector<int64_t>& compute_shape, const Index& index);
+/// A stage's value (over `stage.shape`, which merges dimensions of `shape`) read as a value of
+/// `shape`.
+KernelValue ViewAs(const KernelValue& stage, const std::vector<int64_t>& shape);
 /// `a[i, j]`, or `a[0]` for a rank-0 tensor (stored as one element).
 std::string Access(const std::string& name, const Index& index);
 

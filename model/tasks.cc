@@ -27,6 +27,7 @@ StatusOr<KernelDefinition> WriteKernel(const Graph& g, const FusedKernel& kernel
     return Access(w.Input(t, "e"), index);
   };
   KernelDefinition def;
+  std::vector<int64_t> anchor_shape, anchor_compute_shape;  // of the kernel's first value
   for (size_t i = 0; i < kernel.nodes.size(); ++i) {
     const Node& node = g.nodes[kernel.nodes[i]];
     def.ops += (i ? "+" : "") + node.op;
@@ -46,14 +47,21 @@ StatusOr<KernelDefinition> WriteKernel(const Graph& g, const FusedKernel& kernel
                             return *ElementwiseExpression(g, node, operand, index);
                           },
                           ""};
+      // An epilogue of the anchor's shape is computed over the anchor's merged dimensions too,
+      // so that its stage reads the anchor's at its own axes (and can be fused into it).
+      if (shape == anchor_shape) value.compute_shape = anchor_compute_shape;
+    }
+    if (i == 0) {
+      anchor_shape = value.shape;
+      anchor_compute_shape = value.compute_shape;
     }
     // A value read more than once becomes a stage, so the expression never grows with the reads
     // (the schedule may still inline it).
-    if (uses[out] > 1 && i + 1 < kernel.nodes.size()) value = w.Stage(w.FreshName("t"), value.shape, value.at);
+    if (uses[out] > 1 && i + 1 < kernel.nodes.size()) value = w.Materialize(w.FreshName("t"), value);
     values[out] = value;
   }
   const KernelValue& result = values.at(kernel.output);
-  if (result.stage.empty()) w.Stage(w.FreshName("out"), result.shape, result.at);
+  if (result.stage.empty()) w.Materialize(w.FreshName("out"), result);
 
   def.text = w.Text();
   def.input_tensors = w.input_tensors();

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
+#include <sstream>
 #include <set>
 #include <string>
 #include <tuple>
@@ -118,6 +120,47 @@ TEST(ModelTasks, MobileNetV2Blocks) {
   for (const Task& t : m.tasks.tasks) weight_two += t.weight == 2;
   EXPECT_EQ(weight_two, 4);
   EXPECT_EQ(m.tasks.tasks.size(), m.tasks.kernels.size() - 4);
+}
+
+// A pointwise convolution (1x1, stride 1, one group) is computed over its image as one flat
+// axis, and its epilogue reads it at its own axes (so the schedule can fuse the two); every other
+// convolution keeps its spatial axes.
+TEST(ModelTasks, PointwiseConvolutionsComputeTheirImageAsOneAxis) {
+  LOAD_OR_SKIP(m, "mobilenetv2.onnx");
+  const std::regex stage_line(R"(^(\w+)\[(\w+): \d+, (\w+): \d+, (\w+): (\d+)(, \w+: \d+)?\](.*)$)");
+  int pointwise = 0;
+  for (size_t k = 0; k < m.tasks.kernels.size(); ++k) {
+    const Node& anchor = Anchor(m, int(k));
+    if (anchor.op != "Conv") continue;
+    const auto& w = m.graph.tensor(anchor.inputs[1]).shape;
+    const auto& out = m.graph.tensor(anchor.outputs[0]).shape;
+    bool is_pointwise = anchor.Int("group", 1) == 1 && w[2] == 1 && w[3] == 1 &&
+                        anchor.Ints("strides", {1, 1}) == std::vector<int64_t>{1, 1};
+    pointwise += is_pointwise;
+    const KernelDefinition& def = m.tasks.kernels[k];
+    std::istringstream lines(def.text);
+    std::vector<std::string> kept;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("input ", 0) != 0) kept.push_back(line);
+    }
+    ASSERT_GE(kept.size(), 1u) << def.text;
+    std::smatch conv, last;
+    ASSERT_TRUE(std::regex_match(kept.front(), conv, stage_line)) << def.text;
+    ASSERT_TRUE(std::regex_match(kept.back(), last, stage_line)) << def.text;
+    // Rank 3 (N, F, H*W) for a pointwise convolution, else rank 4.
+    EXPECT_EQ(conv[6].matched, !is_pointwise) << def.text;
+    EXPECT_EQ(last[6].matched, !is_pointwise) << def.text;
+    if (!is_pointwise) continue;
+    EXPECT_EQ(std::stoll(conv[5].str()), out[2] * out[3]) << def.text;
+    if (kept.size() > 1) {
+      // The epilogue reads the convolution at its own three axes.
+      std::string own = conv[1].str() + "[" + last[2].str() + ", " + last[3].str() + ", " + last[4].str() + "]";
+      EXPECT_NE(last[7].str().find(own), std::string::npos) << def.text;
+    }
+  }
+  // The first block's projection, then each of five blocks' expansion and projection, and the
+  // last 1x1 convolution.
+  EXPECT_EQ(pointwise, 1 + 5 * 2 + 1);
 }
 
 TEST(ModelTasks, BertEncoder) {

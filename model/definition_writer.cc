@@ -104,17 +104,18 @@ Index BroadcastIndex(const std::vector<int64_t>& from, const std::vector<int64_t
 namespace {
 
 // The dimensions of `shape` that each dimension of `compute_shape` covers: [begin, end) pairs.
-// The caller guarantees that runs of `shape` multiply to the dimensions of `compute_shape`.
+// The caller guarantees that runs of `shape` multiply to the dimensions of `compute_shape`; the
+// last run takes every dimension left (trailing extents of 1 included: a W of 1).
 std::vector<std::pair<size_t, size_t>> MergedGroups(const std::vector<int64_t>& shape,
                                                     const std::vector<int64_t>& compute_shape) {
   std::vector<std::pair<size_t, size_t>> groups;
   size_t next = 0;
-  for (int64_t extent : compute_shape) {
+  for (size_t g = 0; g < compute_shape.size(); ++g) {
     size_t begin = next;
     int64_t product = 1;
     do {
       product *= shape[next++];
-    } while (product < extent && next < shape.size());
+    } while (next < shape.size() && (product < compute_shape[g] || g + 1 == compute_shape.size()));
     groups.push_back({begin, next});
   }
   return groups;

@@ -19,6 +19,14 @@ TEST(DefinitionWriter, AMergedIndexExpandsAndFlattensBackToItsVariable) {
             (Index{"n", "f", "(((floordiv(q, 72)) * 8 + floormod(floordiv(p, 9), 8)) * 9 + floormod(p, 9))"}));
 }
 
+TEST(DefinitionWriter, TrailingExtentsOfOneBelongToTheLastMergedDimension) {
+  // A pointwise convolution of an image one pixel wide, and of a 1 x 1 image.
+  EXPECT_EQ(ExpandIndex({1, 4, 3, 1}, {1, 4, 3}, {"n", "f", "p"}), (Index{"n", "f", "p", "floormod(p, 1)"}));
+  EXPECT_EQ(ExpandIndex({1, 4, 1, 1}, {1, 4, 1}, {"n", "f", "p"}), (Index{"n", "f", "p", "floormod(p, 1)"}));
+  EXPECT_EQ(FlattenIndex({1, 4, 3, 1}, {1, 4, 3}, {"n", "f", "p", "floormod(p, 1)"}), (Index{"n", "f", "p"}));
+  EXPECT_EQ(FlattenIndex({1, 4, 3, 1}, {1, 4, 3}, {"n", "f", "h", "w"}), (Index{"n", "f", "((h) * 1 + w)"}));
+}
+
 TEST(DefinitionWriter, AMaterializedValueIsAStageOverItsMergedShapeReadAsTheFullShape) {
   DefinitionWriter w;
   KernelValue value{{1, 4, 2, 3}, [](const Index& a) { return "x[" + a[1] + ", " + a[2] + ", " + a[3] + "]"; }, "",

@@ -3,6 +3,7 @@
 //   tuned_onednn_op matmul M N K                               [--samples S] [--min-sample-ms MS]
 //   tuned_onednn_op conv N C H W F KH KW STRIDE PAD GROUPS     [--samples S] [--min-sample-ms MS]
 //                                                              [--native-layouts]
+//   tuned_onednn_op softmax|reduce_mean|add_relu ROWS COLS     [--samples S] [--min-sample-ms MS]
 //
 // src and dst are in the plain layouts of the ONNX model (row-major, NCHW); the weights are in
 // the layout oneDNN picks (format_tag::any), reordered once before timing, as a framework packs
@@ -116,9 +117,42 @@ Op MakeConv(const std::vector<long>& a, bool native_layouts, const dnnl::engine&
   return op;
 }
 
+// softmax, reduce_mean (over each row) or add_relu (a second tensor added, then ReLU as a post-op)
+// of a row-major [rows, cols] tensor.
+Op MakeRowOp(const std::string& kind, const std::vector<long>& a, const dnnl::engine& engine) {
+  const long rows = a[0], cols = a[1];
+  dnnl::memory::desc src({rows, cols}, dt::f32, tag::ab);
+  dnnl::memory x = RandomMemory(src, engine, 1);
+  Op op{{}, "", double(rows) * double(cols)};
+  if (kind == "softmax") {
+    dnnl::softmax_forward::primitive_desc pd(
+        dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, src, 1), engine);
+    op.implementation = pd.impl_info_str();
+    op.steps.push_back({dnnl::softmax_forward(pd), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dnnl::memory(src, engine)}}});
+  } else if (kind == "reduce_mean") {
+    dnnl::memory::desc dst({rows, 1}, dt::f32, tag::ab);
+    dnnl::reduction::primitive_desc pd(
+        dnnl::reduction::desc(dnnl::algorithm::reduction_mean, src, dst, 0.f, 0.f), engine);
+    op.implementation = pd.impl_info_str();
+    op.steps.push_back({dnnl::reduction(pd), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dnnl::memory(dst, engine)}}});
+  } else {
+    dnnl::post_ops relu;
+    relu.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(relu);
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, src, src, src), attr, engine);
+    op.implementation = pd.impl_info_str();
+    op.steps.push_back({dnnl::binary(pd), {{DNNL_ARG_SRC_0, x},
+                                           {DNNL_ARG_SRC_1, RandomMemory(src, engine, 2)},
+                                           {DNNL_ARG_DST, dnnl::memory(src, engine)}}});
+  }
+  return op;
+}
+
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: tuned_onednn_op matmul M N K | conv N C H W F KH KW STRIDE PAD GROUPS\n"
+               "                       | softmax|reduce_mean|add_relu ROWS COLS\n"
                "                       [--samples S] [--min-sample-ms MS] [--native-layouts]\n");
   std::exit(2);
 }
@@ -146,14 +180,20 @@ int main(int argc, char** argv) {
       if (*end != '\0' || dims.back() < 0) Usage();  // 0 only makes sense as a padding
     }
   }
-  if (samples < 1 || !((kind == "matmul" && dims.size() == 3) || (kind == "conv" && dims.size() == 10))) Usage();
+  const bool row_op = kind == "softmax" || kind == "reduce_mean" || kind == "add_relu";
+  if (samples < 1 || !((kind == "matmul" && dims.size() == 3) || (kind == "conv" && dims.size() == 10) ||
+                       (row_op && dims.size() == 2))) {
+    Usage();
+  }
 
   // oneDNN reads the OpenMP thread count when the primitive is created and when it runs.
   const int threads = omp_get_num_procs();
   omp_set_num_threads(threads);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  Op op = kind == "matmul" ? MakeMatmul(dims, engine, stream) : MakeConv(dims, native_layouts, engine, stream);
+  Op op = kind == "matmul" ? MakeMatmul(dims, engine, stream)
+          : row_op         ? MakeRowOp(kind, dims, engine)
+                           : MakeConv(dims, native_layouts, engine, stream);
   auto run = [&](long times) {
     const Clock::time_point start = Clock::now();
     for (long i = 0; i < times; ++i) {

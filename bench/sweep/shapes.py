@@ -1,5 +1,6 @@
-"""The sweep's shapes: one ONNX model of a single MatMul or Conv each (float32, batch 1, the
-weights constant initializers), with the arguments of tuned_onednn_op for the same op.
+"""The sweep's shapes: one ONNX model of a single MatMul or Conv (float32, batch 1, the weights
+constant initializers), or of a memory-bound op over rows, each with the arguments of
+tuned_onednn_op for the same op.
 
 Built with the test models' Builder (tests/models/make_models.py), so opset, IR version and
 weight initialisation are theirs.
@@ -64,6 +65,44 @@ class Conv:
         return b.model(self.name, [("x", [1, self.c, self.hw, self.hw])], y, [1, self.f, self.out_hw(), self.out_hw()])
 
 
+@dataclass
+class RowOp:
+    """A memory-bound op over a [rows, cols] tensor: softmax and a mean along the rows, an added
+    second tensor with ReLU. Its roofline is its bytes at the triad bandwidth where it writes as
+    much as it reads (STREAM's convention: the write-allocate is not counted), else at the read
+    bandwidth. Its "MACs" are its elements, a nominal figure."""
+    name: str
+    op: str  # "softmax", "reduce_mean" or "add_relu"
+    rows: int
+    cols: int
+
+    def macs(self):
+        return self.rows * self.cols
+
+    def bytes(self):
+        tensors = {"softmax": 2, "reduce_mean": 1, "add_relu": 3}[self.op]
+        return 4 * (tensors * self.rows * self.cols + (self.rows if self.op == "reduce_mean" else 0))
+
+    def bandwidth(self):
+        return "read" if self.op == "reduce_mean" else "triad"
+
+    def onednn_args(self):
+        return [self.op, self.rows, self.cols]
+
+    def model(self):
+        b = Builder(1)
+        shape = [self.rows, self.cols]
+        inputs = [("x", shape)]
+        if self.op == "softmax":
+            y, out = b.node("Softmax", ["x"], axis=-1), shape
+        elif self.op == "reduce_mean":
+            y, out = b.node("ReduceMean", ["x"], axes=[1], keepdims=1), [self.rows, 1]
+        else:
+            inputs.append(("y", shape))
+            y, out = b.node("Relu", [b.node("Add", ["x", "y"])]), shape
+        return b.model(self.name, inputs, y, out)
+
+
 SHAPES = [
     MatMul("gemm_257x263x269", 257, 263, 269),       # odd and prime extents: no tile divides them
     MatMul("gemm_383x479x127", 383, 479, 127),
@@ -81,4 +120,7 @@ SHAPES = [
     Conv("dwconv3x3s2_144x56", 144, 56, 144, 3, stride=2, groups=144),
     MatMul("bert_128x768x768", 128, 768, 768),       # BERT-base attention projection
     MatMul("bert_128x768x3072", 128, 768, 3072),     # BERT-base FFN up-projection
+    RowOp("softmax_4096x4096", "softmax", 4096, 4096),   # 64 MB in, 64 MB out: memory bound
+    RowOp("reduce_mean_4096x4096", "reduce_mean", 4096, 4096),
+    RowOp("add_relu_4096x4096", "add_relu", 4096, 4096),
 ]

@@ -11,7 +11,7 @@ process. Prints the table (ratio = the faster library's time / tuned's kernel ti
 is faster) with the geometric mean of the ratios, and writes it as JSON into the work folder.
 tuned_machine_peak measures the machine's fp32 FMA peak and memory bandwidth before the first
 and after the last op; each op's "roofline" share is its time at the better of the two figures
-(FLOPs at the peak, or its minimum bytes at the read bandwidth, whichever takes longer) over
+(FLOPs at the peak, or its minimum bytes at the read or triad bandwidth, whichever takes longer) over
 tuned's time. With --retime, the ops' logs already in --work (an earlier sweep's folder) are
 compiled and timed again with the libraries, without tuning: one run's figures checked by another.
 """
@@ -51,7 +51,8 @@ def sweep_shape(shape, a, tuned, onednn):
     model, db = os.path.join(work, shape.name + ".onnx"), os.path.join(work, "tuned.db")
     if not (a.retime and os.path.exists(model)):
         onnx.save(shape.model(), model)
-    row = {"shape": shape.name, "gflop": 2 * shape.macs() * 1e-9, "mbytes": shape.bytes() * 1e-6, "db": db}
+    row = {"shape": shape.name, "gflop": 2 * shape.macs() * 1e-9, "mbytes": shape.bytes() * 1e-6, "db": db,
+           "bandwidth": shape.bandwidth() if hasattr(shape, "bandwidth") else "read"}
 
     if a.retime and os.path.exists(db):
         # The op's log from an earlier sweep: its kernels and the libraries timed again, untouched.
@@ -135,8 +136,10 @@ def us(seconds):
 
 
 def roofline_seconds(row, peak):
-    """The op's time at the machine's limits: its FLOPs at the FMA peak or its bytes at the read bandwidth."""
-    return max(row["gflop"] / peak["fma_gflops"], row["mbytes"] * 1e-3 / peak["read_gbs"])
+    """The op's time at the machine's limits: its FLOPs at the FMA peak or its bytes at its bandwidth
+    (the read bandwidth, or the triad's for an op that writes as much as it reads)."""
+    gbs = peak["triad_gbs"] if row.get("bandwidth") == "triad" else peak["read_gbs"]
+    return max(row["gflop"] / peak["fma_gflops"], row["mbytes"] * 1e-3 / gbs)
 
 
 def print_table(rows, onednn_built, peak):
@@ -159,7 +162,7 @@ def print_table(rows, onednn_built, peak):
     if geomean:
         print(f"geometric mean of the ratios over {len(ratios)} shapes: {geomean:.3f}")
     print("tuned us: median time inside tuned's kernel (run-model's kernel_median_seconds); roofline: the op's "
-          "time at the FMA peak or the read bandwidth / tuned us;\nrun us: the whole run-model step; "
+          "time at the FMA peak or the read (triad, for ops that write as much as they read) bandwidth / tuned us;\nrun us: the whole run-model step; "
           "ratio: the faster library's time / tuned us (> 1: tuned is faster)"
           + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))
     def share(r, part):

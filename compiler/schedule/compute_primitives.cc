@@ -1,5 +1,6 @@
 // Primitives that create stages or move where a stage is computed: cache_read, cache_write,
-// compute_at, reverse_compute_at, compute_inline, reverse_compute_inline, decompose_reduction.
+// rfactor, compute_at, reverse_compute_at, compute_inline, reverse_compute_inline,
+// decompose_reduction.
 
 #include <algorithm>
 
@@ -171,6 +172,92 @@ StatusOr<BlockRV> Schedule::CacheWrite(BlockRV block, const std::string& scope_n
   BlockRV out{NewRV({RVValue::Kind::kBlock, id})};
   Instruction& inst = Record(InstKind::kCacheWrite, {TraceArg::RV(block.id)});
   inst.str_attrs = {scope_name};
+  inst.outputs = {out.id};
+  return out;
+}
+
+StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor) {
+  TUNED_ASSIGN_OR_RETURN(int stage, ResolveBlock(block));
+  const std::string where = "rfactor of block " + state_.stages[stage].name;
+  int64_t lanes = 0;
+  TraceArg factor_arg;
+  if (const int64_t* v = std::get_if<int64_t>(&factor)) {
+    lanes = *v;
+    factor_arg = TraceArg::Int(*v);
+  } else if (const IntRV* rv = std::get_if<IntRV>(&factor)) {
+    lanes = Get(*rv);
+    factor_arg = TraceArg::RV(rv->id);
+  } else {
+    return InvalidArgumentError(where + ": the factor must be given");
+  }
+  const Stage& st = state_.stages[stage];
+  if (!st.is_reduction()) return InvalidArgumentError(where + ": it is not a reduction");
+  bool untransformed = st.attach == AttachKind::kRoot && st.rels.empty() && !HasAttachedBlocks(state_, stage) &&
+                       int(st.leaves.size()) == st.num_root_loops();
+  for (size_t l = 0; untransformed && l < st.leaves.size(); ++l) untransformed = st.leaves[l] == int(l);
+  if (!untransformed) {
+    return InvalidArgumentError(where + ": the block must be at the root with its loops untouched (rfactor first)");
+  }
+  const ir::Axis& split_axis = st.reduce_axes.back();
+  if (lanes < 2 || lanes >= split_axis.extent) {
+    return InvalidArgumentError(where + ": factor " + std::to_string(lanes) + " must be in [2, " +
+                                std::to_string(split_axis.extent) + ")");
+  }
+  const int64_t outer = (split_axis.extent + lanes - 1) / lanes;
+
+  // The partial stage: one partial result per lane, each over every `lanes`-th element.
+  Stage partial;
+  partial.name = UniqueStageName(st.name + "_rf");
+  partial.reduce = st.reduce;
+  ir::VarMap renamed;
+  std::vector<int64_t> shape;
+  for (const ir::Axis& a : st.axes) {
+    partial.axes.push_back({ir::MakeVar(partial.name + "." + a.var->name), a.extent});
+    renamed[a.var.get()] = Expr(partial.axes.back().var);
+    shape.push_back(a.extent);
+  }
+  ir::Var lane = ir::MakeVar(partial.name + ".lane");
+  partial.axes.push_back({lane, lanes});
+  shape.push_back(lanes);
+  for (size_t r = 0; r + 1 < st.reduce_axes.size(); ++r) {
+    const ir::Axis& a = st.reduce_axes[r];
+    partial.reduce_axes.push_back({ir::MakeVar(partial.name + "." + a.var->name), a.extent});
+    renamed[a.var.get()] = Expr(partial.reduce_axes.back().var);
+  }
+  ir::Var step = ir::MakeVar(partial.name + ".step");
+  partial.reduce_axes.push_back({step, outer});
+  Expr element = Expr(step) * ir::MakeInt(lanes) + Expr(lane);
+  renamed[split_axis.var.get()] = element;
+  partial.body = ir::Substitute(st.body, renamed);
+  if (outer * lanes != split_axis.extent) {
+    // Lanes past the end contribute the identity.
+    partial.body = ir::MakeSelect(element < ir::MakeInt(split_axis.extent), partial.body,
+                                  ir::ReduceIdentity(st.reduce, partial.body.type()));
+  }
+  partial.output = ir::MakeBuffer(partial.name, st.output->dtype, shape, ir::MemoryScope::kLocal);
+  for (const ir::Axis& a : partial.axes) partial.loops.push_back({a.var->name.substr(partial.name.size() + 1), false});
+  for (const ir::Axis& a : partial.reduce_axes) {
+    partial.loops.push_back({a.var->name.substr(partial.name.size() + 1), true});
+  }
+  for (int l = 0; l < partial.num_root_loops(); ++l) partial.leaves.push_back(l);
+
+  // The block now combines the lanes' partial results.
+  Stage& combined = state_.stages[stage];
+  ir::Var lane_index = ir::MakeVar(combined.name + ".lane");
+  std::vector<Expr> indices;
+  for (const ir::Axis& a : combined.axes) indices.push_back(Expr(a.var));
+  indices.push_back(Expr(lane_index));
+  combined.body = ir::MakeLoad(partial.output, indices);
+  combined.reduce_axes = {{lane_index, lanes}};
+  combined.loops.resize(combined.axes.size());
+  combined.loops.push_back({"lane", true});
+  combined.leaves.clear();
+  for (int l = 0; l < combined.num_root_loops(); ++l) combined.leaves.push_back(l);
+
+  int position = int(std::find(state_.order.begin(), state_.order.end(), stage) - state_.order.begin());
+  int id = AddStage(std::move(partial), position);
+  BlockRV out{NewRV({RVValue::Kind::kBlock, id})};
+  Instruction& inst = Record(InstKind::kRFactor, {TraceArg::RV(block.id), factor_arg});
   inst.outputs = {out.id};
   return out;
 }

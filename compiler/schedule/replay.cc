@@ -129,6 +129,19 @@ class TraceReplayer {
         TUNED_ASSIGN_OR_RETURN(BlockRV out, sch_.CacheWrite({b}, inst.str_attrs[0]));
         return Bind(inst, {out.id});
       }
+      case InstKind::kRFactor: {
+        TUNED_ASSIGN_OR_RETURN(uint32_t b, Rv(inst, 0));
+        if (inst.inputs.size() != 2) return InvalidArgumentError("rfactor takes a block and a factor");
+        Factor factor;
+        if (inst.inputs[1].kind == TraceArg::Kind::kInt) {
+          factor = inst.inputs[1].value;
+        } else {
+          TUNED_ASSIGN_OR_RETURN(uint32_t id, Rv(inst, 1));
+          factor = IntRV{id};
+        }
+        TUNED_ASSIGN_OR_RETURN(BlockRV out, sch_.RFactor({b}, factor));
+        return Bind(inst, {out.id});
+      }
       case InstKind::kComputeAt:
       case InstKind::kReverseComputeAt:
       case InstKind::kDecomposeReduction: {

@@ -12,6 +12,7 @@
 ///   split, fuse, reorder                       loop structure; imperfect splits get predicates
 ///   parallel, vectorize, unroll, bind, annotate   loop kinds and annotations
 ///   cache_read, cache_write                    staging through a buffer in a memory scope
+///   rfactor                                    a reduction as partial results per lane, combined
 ///   compute_at, reverse_compute_at             move a stage into a consumer's/producer's loop
 ///   compute_inline, reverse_compute_inline     fold an elementwise stage into its neighbour
 ///   decompose_reduction                        where the init of a reduction goes
@@ -69,6 +70,12 @@ class Schedule {
   StatusOr<BlockRV> CacheRead(BlockRV block, int read_index, const std::string& scope);
   /// Makes `block` write into a new buffer in `scope`; returns the new block that copies it back.
   StatusOr<BlockRV> CacheWrite(BlockRV block, const std::string& scope);
+  /// Splits the last reduction axis k of an untransformed root block into `factor` lanes: a new
+  /// block (returned, before it, local scope) reduces out_rf[..., lane] over k = step * factor +
+  /// lane (lanes past the extent add the identity), and the block reduces out_rf over the lanes.
+  /// The lanes are a spatial axis of the new block, so they can be vectorized: a sum or max along
+  /// a contiguous row (softmax, layer norm, a mean) becomes vector accumulators.
+  StatusOr<BlockRV> RFactor(BlockRV block, Factor factor);
   Status ComputeAt(BlockRV block, LoopRV loop);
   Status ReverseComputeAt(BlockRV block, LoopRV loop);
   Status ComputeInline(BlockRV block);

@@ -37,6 +37,7 @@ constexpr KindInfo kKinds[] = {
     {InstKind::kSampleCategorical, "sample_categorical"},
     {InstKind::kSampleComputeLocation, "sample_compute_location"},
     {InstKind::kSampleTile, "sample_tile"},
+    {InstKind::kRFactor, "rfactor"},
 };
 
 }  // namespace

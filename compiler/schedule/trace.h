@@ -19,6 +19,7 @@
 ///   annotate             loop         / str[key], int[value]       / -
 ///   cache_read           block        / int[read index], str[scope] / block
 ///   cache_write          block        / str[scope]                 / block
+///   rfactor              block, factor (rv|int) / -                / block
 ///   compute_at|reverse_compute_at  block, loop / -                 / -
 ///   compute_inline|reverse_compute_inline  block / -               / -
 ///   decompose_reduction  block, loop  / -                          / -
@@ -47,7 +48,7 @@ enum class InstKind : uint8_t {
   kGetBlock, kGetLoops, kSplit, kFuse, kReorder, kParallel, kVectorize, kUnroll, kBind,
   kAnnotate, kCacheRead, kCacheWrite, kComputeAt, kReverseComputeAt, kComputeInline,
   kReverseComputeInline, kDecomposeReduction, kSamplePerfectTile, kSampleCategorical,
-  kSampleComputeLocation, kSampleTile
+  kSampleComputeLocation, kSampleTile, kRFactor
 };
 const char* InstKindName(InstKind kind);
 StatusOr<InstKind> ParseInstKind(std::string_view name);

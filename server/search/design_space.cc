@@ -5,6 +5,7 @@
 #include "compiler/analysis/access.h"
 #include "compiler/ir/ir_mutator.h"
 #include "server/search/gpu_design_space.h"
+#include "server/search/cpu_rules_internal.h"
 #include "server/search/sketch_rules_internal.h"
 #include "server/search/vector_axis.h"
 #include "target/target.h"
@@ -13,9 +14,12 @@ namespace tuned::search {
 namespace {
 
 using rules::EpilogueOf;
+using rules::FuseRows;
 using rules::InlineElementwise;
 using rules::LiveStage;
 using rules::LiveStages;
+using rules::SharedElementwise;
+using rules::TileRowReduction;
 
 using schedule::BlockRV;
 using schedule::Factor;
@@ -144,6 +148,13 @@ struct SketchOptions {
   // accumulator stays in cache (a GEMV streams whole rows of its matrix; a GEMM keeps a
   // k-block of its panels hot across the middle tiles).
   bool reduce_outside_middle = false;
+  // Vectorize a reduction along its reduction axis where that axis is the contiguous one
+  // (VectorizesAlongReduction): rfactor into vector-wide partial results, combined per output.
+  bool reduction_lanes = false;
+  // With reduction_lanes: the row reductions are computed inside the output stage's loop over
+  // its rows (softmax: a row's maximum and sum, then its quotients), so a row is read from
+  // memory once and its later passes hit the cache.
+  bool fused_rows = false;
 };
 
 // The narrowest short vector worth its lanes: a quarter of the target's.
@@ -277,10 +288,7 @@ Status TileElementwise(Schedule& sch, const std::string& name, const SearchConte
   TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
   TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
   if (loops.empty()) return Status::Ok();
-  Status status;
-  auto parts = TileLoop(sch, loops.back(), 2, 4 * ctx.vector_lanes, kMaxTilePaddingPercent, status);
-  TUNED_RETURN_IF_ERROR(status);
-  TUNED_RETURN_IF_ERROR(sch.Vectorize(parts[1]));
+  TUNED_ASSIGN_OR_RETURN(auto parts, rules::TileInVectors(sch, loops.back(), ctx));
   std::vector<LoopRV> outer(loops.begin(), loops.end() - 1);
   outer.push_back(parts[0]);
   LoopRV parallel = outer[0];
@@ -291,13 +299,24 @@ Status TileElementwise(Schedule& sch, const std::string& name, const SearchConte
 }
 
 Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options) {
-  TUNED_RETURN_IF_ERROR(InlineElementwise(sch));
+  const std::vector<std::string> shared = options.fused_rows ? SharedElementwise(sch) : std::vector<std::string>{};
+  TUNED_RETURN_IF_ERROR(InlineElementwise(sch, shared));
   // Every option is about tiling a reduction: without one a sketch would be the plain one again.
   bool tiled_a_reduction = false;
+  std::vector<std::string> row_reductions;
   for (const std::string& name : LiveStages(sch)) {
     const Stage* st = LiveStage(sch, name);
     if (st == nullptr || st->attach != schedule::AttachKind::kRoot) continue;
-    if (st->is_reduction()) {
+    // Tiled around its reductions below, with the shared stages.
+    if (options.fused_rows && (st->is_output || !st->is_reduction())) continue;
+    if (st->is_reduction() && options.reduction_lanes &&
+        VectorizesAlongReduction(sch, sch.StageOf(*sch.GetBlock(name)), ctx.vector_lanes)) {
+      TUNED_RETURN_IF_ERROR(TileRowReduction(sch, name, ctx, !options.fused_rows));
+      tiled_a_reduction = true;
+      row_reductions.push_back(name);
+    } else if (options.fused_rows) {
+      return InvalidArgumentError("stage " + name + " is not a row reduction to fuse");
+    } else if (st->is_reduction()) {
       TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, options));
       tiled_a_reduction = true;
       // Pack, or vectorize along another axis, the first reduction only: later ones read
@@ -312,10 +331,34 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
       (options.pack || options.short_vectors || options.other_vector_axis || options.reduce_outside_middle)) {
     return InvalidArgumentError("no reduction to tile");
   }
+  if (options.reduction_lanes && row_reductions.empty()) {
+    return InvalidArgumentError("no reduction to vectorize along its reduction axis");
+  }
+  if (options.fused_rows) {
+    std::vector<std::string> in_rows;
+    for (const std::string& name : LiveStages(sch)) {
+      bool listed = std::count(row_reductions.begin(), row_reductions.end(), name) ||
+                    std::count(shared.begin(), shared.end(), name);
+      if (listed) in_rows.push_back(name);
+    }
+    return FuseRows(sch, in_rows, ctx);
+  }
   return Status::Ok();
 }
 
 }  // namespace
+
+namespace rules {
+
+StatusOr<std::vector<LoopRV>> TileInVectors(Schedule& sch, LoopRV loop, const SearchContext& ctx) {
+  Status status;
+  auto parts = TileLoop(sch, loop, 2, 4 * ctx.vector_lanes, kMaxTilePaddingPercent, status);
+  TUNED_RETURN_IF_ERROR(status);
+  TUNED_RETURN_IF_ERROR(sch.Vectorize(parts[1]));
+  return parts;
+}
+
+}  // namespace rules
 
 const std::vector<int64_t>& UnrollSteps() {
   static const std::vector<int64_t> kSteps = {0, 16, 64, 512};
@@ -338,11 +381,13 @@ std::vector<Sketch> GenerateSketches(const SearchContext& context) {
       {"tile+pack+short-vector", {.pack = true, .short_vectors = true}},
       {"tile+other-vector-axis", {.other_vector_axis = true}},
       {"tile+reduce-outside", {.reduce_outside_middle = true}},
+      {"tile+reduction-lanes", {.reduction_lanes = true}},
+      {"tile+reduction-lanes+fused-rows", {.reduction_lanes = true, .fused_rows = true}},
   };
   for (const auto& [name, options] : variants) {
     Schedule probe(context.workload, 0);
     bool plain = !options.pack && !options.short_vectors && !options.other_vector_axis &&
-                 !options.reduce_outside_middle;
+                 !options.reduce_outside_middle && !options.reduction_lanes;
     if (!plain && !ApplyRules(probe, context, options).ok()) continue;
     sketches.push_back({name, [context, options](Schedule& sch) { return ApplyRules(sch, context, options); }});
   }

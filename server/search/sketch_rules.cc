@@ -1,5 +1,7 @@
 #include "server/search/sketch_rules_internal.h"
 
+#include <algorithm>
+
 namespace tuned::search::rules {
 
 using schedule::BlockRV;
@@ -21,10 +23,11 @@ const Stage* LiveStage(const Schedule& sch, const std::string& name) {
   return nullptr;
 }
 
-Status InlineElementwise(Schedule& sch) {
+Status InlineElementwise(Schedule& sch, const std::vector<std::string>& keep) {
   for (const std::string& name : LiveStages(sch)) {
     const Stage* st = LiveStage(sch, name);
     if (st == nullptr || st->is_output || st->is_reduction()) continue;
+    if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
     TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
     TUNED_RETURN_IF_ERROR(sch.ComputeInline(block));
   }
@@ -35,7 +38,17 @@ std::string EpilogueOf(const Schedule& sch, int stage) {
   std::vector<int> consumers = sch.state().ConsumersOf(stage);
   if (consumers.size() != 1) return "";
   const Stage& c = sch.state().stages[consumers[0]];
-  if (c.is_reduction() || c.axes.size() != sch.state().stages[stage].axes.size()) return "";
+  const Stage& producer = sch.state().stages[stage];
+  if (c.is_reduction() || c.axes.size() != producer.axes.size()) return "";
+  for (size_t d = 0; d < c.axes.size(); ++d) {
+    if (c.axes[d].extent != producer.axes[d].extent) return "";  // a broadcast, not a tile's epilogue
+  }
+  // A consumer that also reads another stage (softmax's quotient of two row reductions) would
+  // need that stage inside this one's tile.
+  for (const ir::Buffer& read : sch.state().ReadBuffers(consumers[0])) {
+    int p = sch.state().ProducerOf(read.get());
+    if (p >= 0 && p != stage) return "";
+  }
   return c.name;
 }
 

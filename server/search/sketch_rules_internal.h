@@ -17,8 +17,8 @@ namespace tuned::search::rules {
 std::vector<std::string> LiveStages(const schedule::Schedule& sch);
 /// The live stage named `name`, or null once a rule has inlined it.
 const schedule::Stage* LiveStage(const schedule::Schedule& sch, const std::string& name);
-/// Inlines every live stage that is neither the output nor a reduction.
-Status InlineElementwise(schedule::Schedule& sch);
+/// Inlines every live stage that is neither the output nor a reduction, except those in `keep`.
+Status InlineElementwise(schedule::Schedule& sch, const std::vector<std::string>& keep = {});
 /// An elementwise consumer that reads `stage`'s output at its own indices, or "".
 std::string EpilogueOf(const schedule::Schedule& sch, int stage);
 

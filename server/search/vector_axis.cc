@@ -10,17 +10,20 @@ namespace {
 
 using schedule::Stage;
 
-// Every load of a workload input in the stage's body, with the buffer's indices.
-std::vector<const ir::Load*> InputLoads(const schedule::ScheduleState& state, const Stage& st) {
+// Every load of a workload input (or, with `stages_too`, of any buffer) in the stage's body.
+std::vector<const ir::Load*> InputLoads(const schedule::ScheduleState& state, const Stage& st,
+                                        bool stages_too = false) {
   struct Finder : ir::IRVisitor {
     const schedule::ScheduleState* state;
+    bool stages_too;
     std::vector<const ir::Load*> loads;
     void VisitLoad(const ir::Load* op) override {
-      if (state->ProducerOf(op->buffer.get()) < 0) loads.push_back(op);
+      if (stages_too || state->ProducerOf(op->buffer.get()) < 0) loads.push_back(op);
       IRVisitor::VisitLoad(op);
     }
   } finder;
   finder.state = &state;
+  finder.stages_too = stages_too;
   finder.Visit(st.body);
   return finder.loads;
 }
@@ -79,6 +82,22 @@ std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch
     if (usable && (!best || axis.extent > st.axes[best->axis].extent)) best = candidate;
   }
   return best;
+}
+
+bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lanes) {
+  const Stage& st = sch.state().stages[stage];
+  if (st.reduce_axes.empty() || st.reduce_axes.back().extent < 2 * lanes) return false;
+  ir::VarBounds bounds;
+  for (const auto* axes : {&st.axes, &st.reduce_axes}) {
+    for (const ir::Axis& a : *axes) bounds[a.var.get()] = ir::Interval{0, a.extent - 1};
+  }
+  bool reduction_contiguous = false;
+  for (const ir::Load* load : InputLoads(sch.state(), st, /*stages_too=*/true)) {
+    std::optional<AlongAxis> along = Classify(*load, st.reduce_axes.back().var, bounds);
+    reduction_contiguous |= along == AlongAxis::kContiguous;
+    if (!st.axes.empty() && Classify(*load, st.axes.back().var, bounds) == AlongAxis::kContiguous) return false;
+  }
+  return reduction_contiguous;
 }
 
 }  // namespace tuned::search

@@ -28,6 +28,12 @@ struct OtherVectorAxis {
 /// several are), or nullopt where the last axis vectorizes well or no other axis qualifies.
 std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch, int stage, int lanes);
 
+/// Whether `stage`'s vectors belong on its last reduction axis (rfactor's lanes) rather than on
+/// a spatial axis: that axis is contiguous in a buffer it reads (at least two vectors long) and
+/// the last spatial axis is contiguous in none. A row's sum or maximum (softmax, layer norm, a
+/// mean over the last axis), a matrix-vector product along the matrix's rows.
+bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lanes);
+
 }  // namespace tuned::search
 
 #endif  // TUNED_SERVER_SEARCH_VECTOR_AXIS_H_

@@ -36,10 +36,13 @@
 ///   another parallel loop runs serially inside it;
 /// - local/shared allocations are stack arrays in the function's entry block (promoted to
 ///   registers by LLVM when every index is constant after unrolling), up to kMaxStackBytes;
-///   larger ones and global-scope scratch are heap allocations;
+///   global-scope scratch too up to kMaxStackScratchBytes (a row's buffer inside a parallel loop
+///   would otherwise be a malloc per row); larger ones are heap allocations;
 /// - a*b+c on floats is llvm.fmuladd (one rounding where the target has FMA), exactly where
 ///   analysis/fma.h MatchFma finds a contraction;
-/// - Select, && and || evaluate an operand that loads or may trap only when it is chosen.
+/// - Select, && and || evaluate an operand that loads or may trap only when it is chosen;
+/// - float32 exp (and sigmoid's) is a polynomial emitted inline (vector_math_internal.h), not a
+///   libm call per lane; a vector divided by a lane-uniform value is multiplied by its reciprocal.
 
 #include <cstdint>
 #include <string>
@@ -54,6 +57,8 @@ namespace tuned::codegen {
 
 using analysis::kMaxUnrollCopies;
 inline constexpr int64_t kMaxStackBytes = 256 * 1024;
+/// Largest global-scope scratch buffer allocated on the stack.
+inline constexpr int64_t kMaxStackScratchBytes = 64 * 1024;
 
 struct CodegenOptions {
   /// Threads of parallel loops; 0 uses the target's -num-cores.

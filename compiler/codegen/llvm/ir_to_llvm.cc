@@ -33,6 +33,7 @@
 #include "compiler/analysis/loop_analysis.h"
 #include "compiler/analysis/unroll.h"
 #include "compiler/codegen/llvm/llvm_internal.h"
+#include "compiler/codegen/llvm/vector_math_internal.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/ir/ir_mutator.h"
 
@@ -498,7 +499,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     llvm::Type* element = StorageType(buffer->dtype);
     int64_t count = buffer->num_elements();
     int64_t bytes = count * static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(element));
-    bool on_stack = buffer->scope != MemoryScope::kGlobal && bytes <= kMaxStackBytes;
+    bool on_stack = bytes <= (buffer->scope == MemoryScope::kGlobal ? kMaxStackScratchBytes : kMaxStackBytes);
     llvm::Value* storage = nullptr;
     if (on_stack) {
       storage = EntryAlloca(llvm::ArrayType::get(element, static_cast<uint64_t>(count)),
@@ -783,6 +784,13 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     }
     llvm::Value* a = Emit(op->a);
     llvm::Value* c = Emit(op->b);
+    if (op->op == BinaryOp::kDiv && t.is_float() && IsVector(a) && !IsVector(c)) {
+      // By a divisor uniform across the lanes: times its reciprocal, one scalar division that
+      // LICM hoists with the divisor (a softmax's row sum), where a vector division costs as
+      // much as a dozen multiplications. The quotient may differ from the exact one in the last bit.
+      llvm::Value* reciprocal = b_.CreateFDiv(llvm::ConstantFP::get(c->getType(), 1.0), c);
+      return b_.CreateFMul(a, b_.CreateVectorSplat(VectorLanes(a), reciprocal));
+    }
     MatchLanes(a, c);
     const bool fp = t.is_float();
     const bool boolean = t.is_bool();
@@ -922,7 +930,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     if (arg_type.bits == 16) x = b_.CreateFPExt(x, ShapedLike(b_.getFloatTy(), x));
     llvm::Value* result = nullptr;
     switch (op->op) {
-      case Intrinsic::kExp: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x); break;
+      case Intrinsic::kExp: result = Exp(x); break;
       case Intrinsic::kLog: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x); break;
       case Intrinsic::kSqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
       case Intrinsic::kFabs: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); break;
@@ -930,7 +938,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       case Intrinsic::kErf: result = CallLibm(x, "erff", "erf"); break;
       case Intrinsic::kSigmoid: {
         llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
-        llvm::Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
+        llvm::Value* e = Exp(b_.CreateFNeg(x));
         result = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
         break;
       }
@@ -938,6 +946,12 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     TUNED_CHECK(result != nullptr) << "intrinsic " << IntrinsicName(op->op);
     llvm::Type* want = ShapedLike(ScalarType(op->type), result);
     return result->getType() == want ? result : b_.CreateFPCast(result, want);
+  }
+
+  // float32 inline (vector_math_internal.h: no libm call per lane), float64 through LLVM.
+  llvm::Value* Exp(llvm::Value* x) {
+    if (x->getType()->getScalarType()->isFloatTy()) return internal::EmitExpF32(b_, x);
+    return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
   }
 
   // A libm function per lane (LLVM has no intrinsic for it).

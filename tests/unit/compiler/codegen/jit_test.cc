@@ -392,21 +392,28 @@ TEST_F(JitTest, LocalAccumulatorEndsInRegisters) {
   ExpectMatchesInterpreter(f);
 }
 
-TEST_F(JitTest, GlobalScratchIsHeapAllocated) {
-  const int64_t n = 1000;
-  Buffer A = MakeBuffer("A", DataType::Float32(), {n});
-  Buffer C = MakeBuffer("C", DataType::Float32(), {n});
-  Buffer tmp = MakeBuffer("tmp", DataType::Float32(), {n}, MemoryScope::kGlobal);
-  Var i = MakeVar("i"), j = MakeVar("j");
-  Stmt fill = MakeFor(i, 0, n, ForKind::kSerial,
-                      MakeStore(tmp, {AsExpr(i)}, MakeCall(Intrinsic::kExp, {MakeLoad(A, {AsExpr(i)})})));
-  Stmt use = MakeFor(j, 0, n, ForKind::kVectorized,
-                     MakeStore(C, {AsExpr(j)}, MakeLoad(tmp, {MakeInt(n - 1) - AsExpr(j)})));
-  LoweredFunc f{"scratch", {A, C}, MakeAllocate(tmp, MakeSeq({fill, use}))};
-  std::string ir = Ir(f, false);
-  EXPECT_THAT(ir, HasSubstr("@tuned_runtime_alloc(i64 4000)"));
-  EXPECT_THAT(ir, HasSubstr("@tuned_runtime_free"));
-  ExpectMatchesInterpreter(f);
+// Global scratch up to kMaxStackScratchBytes is a stack array; above it, a heap allocation.
+TEST_F(JitTest, GlobalScratchIsOnTheStackUpToItsLimitAndOnTheHeapAbove) {
+  for (int64_t n : {int64_t(1000), kMaxStackScratchBytes / 4 + 1}) {
+    Buffer A = MakeBuffer("A", DataType::Float32(), {n});
+    Buffer C = MakeBuffer("C", DataType::Float32(), {n});
+    Buffer tmp = MakeBuffer("tmp", DataType::Float32(), {n}, MemoryScope::kGlobal);
+    Var i = MakeVar("i"), j = MakeVar("j");
+    Stmt fill = MakeFor(i, 0, n, ForKind::kSerial,
+                        MakeStore(tmp, {AsExpr(i)}, MakeCall(Intrinsic::kExp, {MakeLoad(A, {AsExpr(i)})})));
+    Stmt use = MakeFor(j, 0, n, ForKind::kVectorized,
+                       MakeStore(C, {AsExpr(j)}, MakeLoad(tmp, {MakeInt(n - 1) - AsExpr(j)})));
+    LoweredFunc f{"scratch", {A, C}, MakeAllocate(tmp, MakeSeq({fill, use}))};
+    std::string ir = Ir(f, false);
+    if (4 * n <= kMaxStackScratchBytes) {
+      EXPECT_THAT(ir, HasSubstr("alloca [1000 x float]"));
+      EXPECT_THAT(ir, Not(HasSubstr("@tuned_runtime_alloc(")));
+    } else {
+      EXPECT_THAT(ir, HasSubstr("@tuned_runtime_alloc(i64 " + std::to_string(4 * n) + ")"));
+      EXPECT_THAT(ir, HasSubstr("@tuned_runtime_free"));
+    }
+    ExpectMatchesInterpreter(f);
+  }
 }
 
 // Every dtype through load, arithmetic, cast and store, scalar and vectorized.

@@ -75,6 +75,44 @@ TEST_F(ScheduleTest, InlineErrors) {
   EXPECT_ERROR(s.GetBlock("relu"), "was inlined");
 }
 
+TEST_F(ScheduleTest, RFactorSplitsTheLastReductionAxisIntoLanes) {
+  auto softmax = Spec("softmax(M=4,N=100)");
+  Schedule s(softmax, 1);
+  auto partial = s.RFactor(*s.GetBlock("row_max"), int64_t(16));
+  ASSERT_TRUE(partial.ok()) << partial.status().message();
+  const Stage& rf = s.state().stages[s.StageOf(*partial)];
+  // One partial maximum per lane and row, over ceil(100 / 16) = 7 steps; the lanes past 100
+  // take the identity.
+  EXPECT_EQ(rf.name, "row_max_rf");
+  EXPECT_EQ(rf.output->shape, (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(rf.output->scope, ir::MemoryScope::kLocal);
+  ASSERT_EQ(rf.reduce_axes.size(), 1u);
+  EXPECT_EQ(rf.reduce_axes[0].extent, 7);
+  EXPECT_EQ(rf.reduce, ir::ReduceKind::kMax);
+  const Stage& combined = s.state().stages[s.StageOf(*s.GetBlock("row_max"))];
+  ASSERT_EQ(combined.reduce_axes.size(), 1u);
+  EXPECT_EQ(combined.reduce_axes[0].extent, 16);
+  EXPECT_EQ(s.state().ReadBuffers(s.StageOf(*s.GetBlock("row_max"))),
+            (std::vector<ir::Buffer>{rf.output}));
+  // The new block comes before its consumer and has loops of its own.
+  EXPECT_EQ(s.GetLoops(*partial)->size(), 3u);
+  // A trace replays to the same schedule.
+  auto replayed = ReplayTrace(softmax, s.trace());
+  ASSERT_TRUE(replayed.ok()) << replayed.status().message();
+  EXPECT_EQ(replayed->trace(), s.trace());
+}
+
+TEST_F(ScheduleTest, RFactorErrors) {
+  auto softmax = Spec("softmax(M=4,N=100)");
+  Schedule s(softmax, 1);
+  EXPECT_ERROR(s.RFactor(*s.GetBlock("exp"), int64_t(16)), "rfactor of block exp: it is not a reduction");
+  EXPECT_ERROR(s.RFactor(*s.GetBlock("row_max"), int64_t(100)), "factor 100 must be in [2, 100)");
+  EXPECT_ERROR(s.RFactor(*s.GetBlock("row_max"), std::monostate{}), "the factor must be given");
+  auto loops = *s.GetLoops(*s.GetBlock("row_sum"));
+  ASSERT_TRUE(s.Split(loops[0], {int64_t(2), int64_t(2)}).ok());
+  EXPECT_ERROR(s.RFactor(*s.GetBlock("row_sum"), int64_t(16)), "with its loops untouched (rfactor first)");
+}
+
 TEST_F(ScheduleTest, SamplingDecisionsAreValidated) {
   auto loops = Loops(C());
   EXPECT_ERROR(sch.SamplePerfectTile(loops[0], 2, 16, std::vector<int64_t>{4, 3}), "multiplies to 12");

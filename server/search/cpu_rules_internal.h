@@ -1,0 +1,40 @@
+#ifndef TUNED_SERVER_SEARCH_CPU_RULES_INTERNAL_H_
+#define TUNED_SERVER_SEARCH_CPU_RULES_INTERNAL_H_
+
+/// \file
+/// Steps of the CPU design space (design_space.cc) that live in files of their own: the rules of
+/// reductions along a contiguous row (row_reduction_rules.cc) and the vector tiling of a loop
+/// they share with the elementwise rule.
+
+#include <string>
+#include <vector>
+
+#include "compiler/schedule/schedule.h"
+#include "server/search/search_strategy.h"
+
+namespace tuned::search::rules {
+
+/// Tiles `loop` in two, the inner tile at most four of the target's vectors (padded where that
+/// does not divide the extent) and vectorized; returns {outer, inner}.
+StatusOr<std::vector<schedule::LoopRV>> TileInVectors(schedule::Schedule& sch, schedule::LoopRV loop,
+                                                      const SearchContext& ctx);
+
+/// A reduction whose vectors run along its reduction axis (VectorizesAlongReduction, vector_axis.h):
+/// partial results one, two or four vectors wide (rfactor; several vectors are independent
+/// accumulators that hide the add's latency) reduced along the row and combined, one output
+/// element at a time, an epilogue after each; the outputs are parallel unless `parallel` is false
+/// (the reduction goes inside a consumer's parallel loop).
+Status TileRowReduction(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx, bool parallel);
+
+/// Elementwise stages that more than one stage reads (softmax's exponentials: the row sum and the
+/// quotients): with fused rows they are computed once per row rather than inlined into each reader.
+std::vector<std::string> SharedElementwise(const schedule::Schedule& sch);
+
+/// The output stage's rows (every loop but the last, fused) in parallel, its last loop in vectors,
+/// and the stages `in_rows` (row reductions and shared elementwise stages, producers first)
+/// computed inside each row, so a row is read from memory once and its later passes hit the cache.
+Status FuseRows(schedule::Schedule& sch, const std::vector<std::string>& in_rows, const SearchContext& ctx);
+
+}  // namespace tuned::search::rules
+
+#endif  // TUNED_SERVER_SEARCH_CPU_RULES_INTERNAL_H_

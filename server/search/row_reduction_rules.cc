@@ -1,0 +1,90 @@
+// The CPU rules of reductions along a contiguous row (cpu_rules_internal.h): softmax's maximum
+// and sum, layer norm's moments, a mean over the last axis, a matrix-vector product along rows.
+
+#include <optional>
+
+#include "server/search/cpu_rules_internal.h"
+#include "server/search/sketch_rules_internal.h"
+
+namespace tuned::search::rules {
+
+using schedule::BlockRV;
+using schedule::Factor;
+using schedule::LoopRV;
+using schedule::Schedule;
+using schedule::Stage;
+
+Status TileRowReduction(Schedule& sch, const std::string& name, const SearchContext& ctx, bool parallel) {
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+  const int stage = sch.StageOf(block);
+  const std::string epilogue = EpilogueOf(sch, stage);
+  const int64_t extent = sch.state().stages[stage].reduce_axes.back().extent;
+  std::vector<int64_t> widths;
+  for (int vectors : {1, 2, 4}) {
+    if (int64_t(vectors) * ctx.vector_lanes < extent) widths.push_back(int64_t(vectors) * ctx.vector_lanes);
+  }
+  std::vector<double> probs(widths.size(), 1.0 / double(widths.size()));
+  TUNED_ASSIGN_OR_RETURN(auto width, sch.SampleCategorical(widths, probs));
+  TUNED_ASSIGN_OR_RETURN(BlockRV partial, sch.RFactor(block, width));
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+  std::vector<LoopRV> spatial(loops.begin(), loops.end() - 1);
+  std::optional<LoopRV> output_loop;
+  if (!spatial.empty()) {
+    TUNED_ASSIGN_OR_RETURN(output_loop, spatial.size() > 1 ? sch.Fuse(spatial) : StatusOr<LoopRV>(spatial[0]));
+    TUNED_RETURN_IF_ERROR(sch.ComputeAt(partial, *output_loop));
+  }
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> partial_loops, sch.GetLoops(partial));
+  // Spatial loops (the output's, then the lanes), then the reduction loops: the lanes go innermost.
+  const size_t lane_position = sch.state().stages[sch.StageOf(partial)].axes.size() - 1;
+  std::vector<LoopRV> order(partial_loops.begin() + long(lane_position) + 1, partial_loops.end());
+  order.push_back(partial_loops[lane_position]);
+  TUNED_RETURN_IF_ERROR(sch.Reorder(order));
+  TUNED_ASSIGN_OR_RETURN(auto lanes, sch.Split(partial_loops[lane_position],
+                                               {Factor{}, Factor{int64_t(ctx.vector_lanes)}}));
+  TUNED_RETURN_IF_ERROR(sch.Vectorize(lanes[1]));
+  TUNED_RETURN_IF_ERROR(sch.Unroll(lanes[0]));
+  if (!epilogue.empty() && output_loop) {
+    TUNED_ASSIGN_OR_RETURN(BlockRV epi, sch.GetBlock(epilogue));
+    TUNED_RETURN_IF_ERROR(sch.ReverseComputeAt(epi, *output_loop));
+  }
+  if (output_loop && parallel) return sch.Parallel(*output_loop);
+  return Status::Ok();
+}
+
+std::vector<std::string> SharedElementwise(const Schedule& sch) {
+  std::vector<std::string> shared;
+  for (int id : sch.state().order) {
+    const Stage& st = sch.state().stages[id];
+    if (st.is_live() && !st.is_output && !st.is_reduction() && sch.state().ConsumersOf(id).size() > 1) {
+      shared.push_back(st.name);
+    }
+  }
+  return shared;
+}
+
+Status FuseRows(Schedule& sch, const std::vector<std::string>& in_rows, const SearchContext& ctx) {
+  std::string output;
+  for (const std::string& name : LiveStages(sch)) {
+    const Stage* st = LiveStage(sch, name);
+    if (st->is_output && !st->is_reduction() && st->attach == schedule::AttachKind::kRoot) output = name;
+  }
+  if (output.empty() || in_rows.empty()) return InvalidArgumentError("no rows to fuse reductions into");
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(output));
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+  if (loops.size() < 2) return InvalidArgumentError("no rows to fuse reductions into");
+  TUNED_RETURN_IF_ERROR(TileInVectors(sch, loops.back(), ctx).status());
+  std::vector<LoopRV> outer(loops.begin(), loops.end() - 1);
+  TUNED_ASSIGN_OR_RETURN(LoopRV rows, outer.size() > 1 ? sch.Fuse(outer) : StatusOr<LoopRV>(outer[0]));
+  for (auto it = in_rows.rbegin(); it != in_rows.rend(); ++it) {
+    TUNED_ASSIGN_OR_RETURN(BlockRV inner, sch.GetBlock(*it));
+    if (!sch.state().stages[sch.StageOf(inner)].is_reduction()) {
+      TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> inner_loops, sch.GetLoops(inner));
+      TUNED_ASSIGN_OR_RETURN(auto vectors, sch.Split(inner_loops.back(), {Factor{}, Factor{int64_t(ctx.vector_lanes)}}));
+      TUNED_RETURN_IF_ERROR(sch.Vectorize(vectors[1]));
+    }
+    TUNED_RETURN_IF_ERROR(sch.ComputeAt(inner, rows));
+  }
+  return sch.Parallel(rows);
+}
+
+}  // namespace tuned::search::rules

@@ -1,0 +1,90 @@
+// Float32 math the code generator emits inline (vector_math_internal.h) and the reciprocal it
+// multiplies by in place of a vector division by a lane-uniform value, checked on the JIT against
+// libm and exact division: in vector lanes and in scalar code, at the special values too.
+
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "compiler/ir/op_library.h"
+#include "compiler/lower/lower.h"
+#include "compiler/schedule/schedule.h"
+#include "tests/unit/compiler/codegen/codegen_test_util.h"
+
+namespace tuned::codegen {
+namespace {
+
+constexpr double kUlp = 1.0 / (1 << 23);  // float32's unit in the last place, relative
+
+std::shared_ptr<const ir::Workload> Parse(const std::string& spec) {
+  auto w = ir::ParseWorkloadSpec(spec);
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  return std::make_shared<const ir::Workload>(std::move(w).value());
+}
+
+// The output of `workload` on the JIT, its last loop vectorized 16 lanes wide or left scalar.
+std::vector<double> RunKernel(const std::shared_ptr<const ir::Workload>& workload,
+                        const std::map<std::string, std::vector<double>>& inputs, bool vectorized) {
+  auto jit = LlvmJit::Create(testing::HostTarget());
+  EXPECT_TRUE(jit.ok()) << jit.status().message();
+  if (!jit.ok()) return {};
+  schedule::Schedule sch(workload, 0);
+  if (vectorized) {
+    auto loops = *sch.GetLoops(*sch.GetBlock(workload->output_stage().name));
+    auto lanes = sch.Split(loops.back(), {std::monostate{}, int64_t(16)});
+    EXPECT_TRUE(lanes.ok());
+    EXPECT_TRUE(sch.Vectorize(lanes->back()).ok());
+  }
+  auto func = lower::Lower(sch);
+  EXPECT_TRUE(func.ok()) << func.status().message();
+  auto out = testing::RunOnJit(**jit, *func, inputs);
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  return out.ok() ? *out : std::vector<double>{};
+}
+
+TEST(VectorMathTest, ExpIsWithinTwoUlpOfLibmAndKeepsItsSpecialValues) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> x = {0.0, -0.0, 1.0, -1.0, 0.5, 1e-8, -1e-8, 10.0, -10.0, 88.5, 88.72, -87.0,
+                           -87.3, 100.0, -100.0, 1e30, -1e30, inf, -inf, std::nan("")};
+  while (x.size() < 128) x.push_back(-90.0 + 180.0 * double(x.size()) / 128.0);  // every binade in range
+  auto workload = Parse("tdl: input x: float32[128]; out[i: 128]: float32 = exp(x[i])");
+  for (bool vectorized : {true, false}) {
+    std::vector<double> out = RunKernel(workload, {{"x", x}}, vectorized);
+    ASSERT_EQ(out.size(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = std::exp(float(x[i]));
+      SCOPED_TRACE("exp(" + std::to_string(x[i]) + (vectorized ? ") in vector lanes" : ") in scalar code"));
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(out[i])) << out[i];
+      } else if (std::isinf(want)) {
+        EXPECT_EQ(out[i], inf);
+      } else if (want < std::numeric_limits<float>::min()) {
+        // No subnormal results: below ln(FLT_MIN) the result is 0.
+        EXPECT_GE(out[i], 0.0);
+        EXPECT_LE(out[i], std::numeric_limits<float>::min());
+      } else {
+        EXPECT_LE(std::abs(out[i] - double(want)), 2 * kUlp * double(want)) << out[i] << " vs " << want;
+      }
+    }
+  }
+}
+
+TEST(VectorMathTest, ADivisionByALaneUniformValueIsWithinAnUlpOfTheQuotient) {
+  auto workload = Parse("tdl: input x: float32[4, 64]; input s: float32[4]; "
+                        "out[i: 4, j: 64]: float32 = x[i, j] / s[i]");
+  std::vector<double> x(256), s = {3.0, -7.0, 0.1, 1e-3};
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(double(i)) * 100.0;
+  for (bool vectorized : {true, false}) {
+    std::vector<double> out = RunKernel(workload, {{"x", x}, {"s", s}}, vectorized);
+    ASSERT_EQ(out.size(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = float(x[i]) / float(s[i / 64]);
+      EXPECT_LE(std::abs(out[i] - double(want)), 1.5 * kUlp * std::abs(double(want)))
+          << x[i] << " / " << s[i / 64] << (vectorized ? " in vector lanes" : " in scalar code");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tuned::codegen

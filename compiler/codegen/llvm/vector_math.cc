@@ -28,19 +28,19 @@ llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* clamped = b.CreateBinaryIntrinsic(
       llvm::Intrinsic::minnum, b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, Splat(b, type, kMinLog)),
       Splat(b, type, kMaxLog));
+  auto fma = [&](llvm::Value* m1, llvm::Value* m2, llvm::Value* addend) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, {m1, m2, addend});
+  };
   // n = round(x / ln2); r = x - n ln2, ln2 in two parts so that n * ln2_hi is exact.
-  llvm::Value* n = b.CreateUnaryIntrinsic(
-      llvm::Intrinsic::floor, b.CreateFAdd(b.CreateFMul(clamped, Splat(b, type, 1.44269504088896341)),
-                                           Splat(b, type, 0.5)));
-  llvm::Value* r = b.CreateFSub(clamped, b.CreateFMul(n, Splat(b, type, 0.693359375)));
-  r = b.CreateFSub(r, b.CreateFMul(n, Splat(b, type, -2.12194440e-4)));
+  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint,
+                                          b.CreateFMul(clamped, Splat(b, type, 1.44269504088896341)));
+  llvm::Value* r = fma(n, Splat(b, type, -0.693359375), clamped);
+  r = fma(n, Splat(b, type, 2.12194440e-4), r);
   const double kCoefficients[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
                                   4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
   llvm::Value* p = Splat(b, type, kCoefficients[0]);
-  for (size_t i = 1; i < std::size(kCoefficients); ++i) {
-    p = b.CreateFAdd(b.CreateFMul(p, r), Splat(b, type, kCoefficients[i]));
-  }
-  llvm::Value* y = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(b.CreateFMul(r, r), p), r), Splat(b, type, 1.0));
+  for (size_t i = 1; i < std::size(kCoefficients); ++i) p = fma(p, r, Splat(b, type, kCoefficients[i]));
+  llvm::Value* y = b.CreateFAdd(fma(b.CreateFMul(r, r), p, r), Splat(b, type, 1.0));
   // 2^n as 2^(n/2) * 2^(n - n/2): n runs from -126 to 128 on the clamped range, and each half
   // stays within the exponents of normal floats.
   llvm::Value* whole = b.CreateFPToSI(n, int_type);

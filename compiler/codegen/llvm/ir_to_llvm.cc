@@ -934,8 +934,12 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       case Intrinsic::kLog: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x); break;
       case Intrinsic::kSqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
       case Intrinsic::kFabs: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); break;
-      case Intrinsic::kTanh: result = CallLibm(x, "tanhf", "tanh"); break;
-      case Intrinsic::kErf: result = CallLibm(x, "erff", "erf"); break;
+      case Intrinsic::kTanh:
+        result = Float32(x) ? internal::EmitTanhF32(b_, x) : CallLibm(x, "tanhf", "tanh");
+        break;
+      case Intrinsic::kErf:
+        result = Float32(x) ? internal::EmitErfF32(b_, x) : CallLibm(x, "erff", "erf");
+        break;
       case Intrinsic::kSigmoid: {
         llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
         llvm::Value* e = Exp(b_.CreateFNeg(x));
@@ -948,9 +952,11 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     return result->getType() == want ? result : b_.CreateFPCast(result, want);
   }
 
+  static bool Float32(const llvm::Value* x) { return x->getType()->getScalarType()->isFloatTy(); }
+
   // float32 inline (vector_math_internal.h: no libm call per lane), float64 through LLVM.
   llvm::Value* Exp(llvm::Value* x) {
-    if (x->getType()->getScalarType()->isFloatTy()) return internal::EmitExpF32(b_, x);
+    if (Float32(x)) return internal::EmitExpF32(b_, x);
     return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
   }
 

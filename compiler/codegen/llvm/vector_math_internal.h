@@ -4,8 +4,9 @@
 /// \file
 /// Private to compiler/codegen/llvm: float32 math functions emitted inline, lane by lane in a
 /// vector's registers. LLVM's exp intrinsic on a vector becomes one libm call per lane (expf has
-/// no vector form without a vector math library), which made every softmax, sigmoid and SiLU
-/// compute-bound on calls; these take a few vector instructions per vector instead.
+/// no vector form without a vector math library), and tanh and erf had only libm, which made
+/// every softmax, sigmoid, SiLU and GELU compute-bound on calls; these take a few dozen vector
+/// instructions per vector instead.
 
 #include <llvm/IR/IRBuilder.h>
 
@@ -14,6 +15,10 @@ namespace tuned::codegen::internal {
 /// e^x of a float32 scalar or vector, within 2 ulp of expf for normal results. Like expf: +inf
 /// above ln(FLT_MAX), 0 below ln(FLT_MIN) (no subnormal results), NaN for NaN.
 llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x);
+/// tanh(x) of a float32 scalar or vector, within 4 ulp of tanhf; NaN for NaN.
+llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x);
+/// erf(x) of a float32 scalar or vector, within 4 ulp of erff (and 1e-7 of it); NaN for NaN.
+llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x);
 
 }  // namespace tuned::codegen::internal
 

@@ -1,4 +1,4 @@
-// Float32 math the code generator emits inline (vector_math_internal.h) and the reciprocal it
+// Float32 math the code generator emits inline (vector_math_internal.h: exp, tanh, erf) and the reciprocal it
 // multiplies by in place of a vector division by a lane-uniform value, checked on the JIT against
 // libm and exact division: in vector lanes and in scalar code, at the special values too.
 
@@ -65,6 +65,37 @@ TEST(VectorMathTest, ExpIsWithinTwoUlpOfLibmAndKeepsItsSpecialValues) {
         EXPECT_LE(out[i], std::numeric_limits<float>::min());
       } else {
         EXPECT_LE(std::abs(out[i] - double(want)), 2 * kUlp * double(want)) << out[i] << " vs " << want;
+      }
+    }
+  }
+}
+
+// tanh and erf against libm over [-6, 6] and at the special values: within 4 ulp, and within
+// 1e-7 absolutely (erf's far form subtracts erfc from 1).
+TEST(VectorMathTest, TanhAndErfAreWithinFourUlpOfLibm) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> x = {0.0, -0.0, 1e-30, -1e-8, 1e-4, 0.4999, 0.5, -0.5001, 1.0, 3.9, 9.0, -20.0,
+                           inf, -inf, std::nan("")};
+  while (x.size() < 256) x.push_back(-6.0 + 12.0 * double(x.size()) / 256.0);
+  struct Function {
+    const char* name;
+    float (*libm)(float);
+  };
+  for (const Function& f : {Function{"tanh", std::tanh}, Function{"erf", std::erf}}) {
+    auto workload = Parse(std::string("tdl: input x: float32[256]; out[i: 256]: float32 = ") + f.name + "(x[i])");
+    for (bool vectorized : {true, false}) {
+      std::vector<double> out = RunKernel(workload, {{"x", x}}, vectorized);
+      ASSERT_EQ(out.size(), x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const float want = f.libm(float(x[i]));
+        SCOPED_TRACE(std::string(f.name) + "(" + std::to_string(x[i]) + (vectorized ? ") in vector lanes" : ") in scalar code"));
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(out[i])) << out[i];
+        } else {
+          EXPECT_LE(std::abs(out[i] - double(want)), std::max(4 * kUlp * std::abs(double(want)), 1e-7))
+              << out[i] << " vs " << want;
+          EXPECT_EQ(std::signbit(out[i]), std::signbit(want)) << out[i] << " vs " << want;
+        }
       }
     }
   }

@@ -41,8 +41,8 @@
 /// - a*b+c on floats is llvm.fmuladd (one rounding where the target has FMA), exactly where
 ///   analysis/fma.h MatchFma finds a contraction;
 /// - Select, && and || evaluate an operand that loads or may trap only when it is chosen;
-/// - float32 exp (and sigmoid's) is a polynomial emitted inline (vector_math_internal.h), not a
-///   libm call per lane; a vector divided by a lane-uniform value is multiplied by its reciprocal.
+/// - float32 exp (and sigmoid's), tanh and erf are emitted inline (vector_math_internal.h), not
+///   a libm call per lane; a vector divided by a lane-uniform value is multiplied by its reciprocal.
 
 #include <cstdint>
 #include <string>

@@ -1,5 +1,7 @@
 #include "compiler/analysis/access.h"
 
+#include <numeric>
+
 #include "compiler/ir/ir_mutator.h"
 
 namespace tuned::analysis {
@@ -11,6 +13,24 @@ std::optional<Interval> ConstantLoopRange(const For& loop) {
   const int64_t* ext = AsConstInt(loop.extent);
   if (mn == nullptr || ext == nullptr || *ext <= 0) return std::nullopt;
   return Interval{*mn, *mn + *ext - 1};
+}
+
+int64_t KnownDivisor(const Expr& e) {
+  if (const int64_t* value = AsConstInt(e)) return *value < 0 ? -*value : *value;
+  if (const Cast* cast = e.as<Cast>()) return cast->type.is_int() ? KnownDivisor(cast->value) : 1;
+  if (const Binary* op = e.as<Binary>()) {
+    switch (op->op) {
+      case BinaryOp::kAdd:
+      case BinaryOp::kSub: return std::gcd(KnownDivisor(op->a), KnownDivisor(op->b));
+      case BinaryOp::kMul: {
+        int64_t a = KnownDivisor(op->a), b = KnownDivisor(op->b);
+        if (a == 0 || b == 0) return 0;
+        return a > (int64_t(1) << 30) || b > (int64_t(1) << 30) ? std::gcd(a, b) : a * b;
+      }
+      default: break;
+    }
+  }
+  return 1;
 }
 
 Expr FlatOffset(const std::vector<int64_t>& shape, const std::vector<Expr>& indices,

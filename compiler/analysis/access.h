@@ -19,6 +19,11 @@ namespace tuned::analysis {
 /// and the extent is positive: what the code generator knows about a loop counter.
 std::optional<ir::Interval> ConstantLoopRange(const ir::For& loop);
 
+/// A divisor of `e` known from its terms (0 when `e` is the constant 0): 1 unless constants
+/// and constant factors show more. What makes a vector access aligned (GPU vector loads, CPU
+/// streaming stores).
+int64_t KnownDivisor(const ir::Expr& e);
+
 /// The row-major element offset of `indices` in a buffer of `shape` as an int64 expression, as
 /// written (not simplified): enough to classify accesses (StrideAlong simplifies only when the
 /// offset is not plainly affine in the loop variable).

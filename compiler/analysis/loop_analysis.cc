@@ -137,6 +137,21 @@ class StoreFinder : public IRVisitor {
   const BufferNode* buffer_;
 };
 
+class LoadFinder : public IRVisitor {
+ public:
+  explicit LoadFinder(const BufferNode* buffer) : buffer_(buffer) {}
+  bool found = false;
+
+ protected:
+  void VisitLoad(const Load* op) override {
+    if (op->buffer.get() == buffer_) found = true;
+    IRVisitor::VisitLoad(op);
+  }
+
+ private:
+  const BufferNode* buffer_;
+};
+
 }  // namespace
 
 std::string VectorizeBlocker(const For& loop, const VarBounds& bounds) {
@@ -180,6 +195,12 @@ FreeSymbols CollectFreeSymbols(const Stmt& s) {
 
 bool StoresTo(const Stmt& s, const BufferNode* buffer) {
   StoreFinder finder(buffer);
+  finder.Visit(s);
+  return finder.found;
+}
+
+bool LoadsFrom(const Stmt& s, const BufferNode* buffer) {
+  LoadFinder finder(buffer);
   finder.Visit(s);
   return finder.found;
 }

@@ -37,6 +37,8 @@ FreeSymbols CollectFreeSymbols(const ir::Stmt& s);
 
 /// True if `s` stores to `buffer`.
 bool StoresTo(const ir::Stmt& s, const ir::BufferNode* buffer);
+/// True if `s` loads from `buffer`.
+bool LoadsFrom(const ir::Stmt& s, const ir::BufferNode* buffer);
 
 }  // namespace tuned::analysis
 

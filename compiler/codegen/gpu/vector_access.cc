@@ -44,24 +44,6 @@ bool BaseAligned(const lower::gpu::GpuKernel& kernel, const BufferNode* buffer) 
   return false;
 }
 
-int64_t KnownDivisor(const Expr& e) {
-  if (const int64_t* value = AsConstInt(e)) return *value < 0 ? -*value : *value;
-  if (const Cast* cast = e.as<Cast>()) return cast->type.is_int() ? KnownDivisor(cast->value) : 1;
-  if (const Binary* op = e.as<Binary>()) {
-    switch (op->op) {
-      case BinaryOp::kAdd:
-      case BinaryOp::kSub: return std::gcd(KnownDivisor(op->a), KnownDivisor(op->b));
-      case BinaryOp::kMul: {
-        int64_t a = KnownDivisor(op->a), b = KnownDivisor(op->b);
-        if (a == 0 || b == 0) return 0;
-        return a > (int64_t(1) << 30) || b > (int64_t(1) << 30) ? std::gcd(a, b) : a * b;
-      }
-      default: break;
-    }
-  }
-  return 1;
-}
-
 std::optional<VectorLoop> PlanVectorLoop(const For& loop, const VarBounds& outer,
                                          const std::function<bool(const BufferNode*)>& aligned) {
   const int64_t* min = AsConstInt(loop.min);
@@ -96,7 +78,7 @@ std::optional<VectorLoop> PlanVectorLoop(const For& loop, const VarBounds& outer
       if (!LoadsOf(index).empty()) return std::nullopt;
     }
     Expr first = Simplify(Substitute(offset, first_lane), outer);
-    if (KnownDivisor(first) % plan.width != 0) return std::nullopt;
+    if (analysis::KnownDivisor(first) % plan.width != 0) return std::nullopt;
     return first;
   };
 

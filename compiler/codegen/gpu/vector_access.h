@@ -51,9 +51,6 @@ std::optional<VectorLoop> PlanVectorLoop(const ir::For& loop, const ir::VarBound
 /// bytes, its global parameters and its shared arrays (not local arrays).
 bool BaseAligned(const lower::gpu::GpuKernel& kernel, const ir::BufferNode* buffer);
 
-/// A divisor of `e` known from its terms (0 when `e` is the constant 0): 1 unless constants
-/// and constant factors show more.
-int64_t KnownDivisor(const ir::Expr& e);
 
 }  // namespace tuned::codegen::gpu
 

@@ -38,6 +38,10 @@
 ///   registers by LLVM when every index is constant after unrolling), up to kMaxStackBytes;
 ///   global-scope scratch too up to kMaxStackScratchBytes (a row's buffer inside a parallel loop
 ///   would otherwise be a malloc per row); larger ones are heap allocations;
+/// - on x86, an output of at least kMinStreamingStoreBytes that the kernel never reads is written
+///   with streaming (non-temporal) stores where a whole unmasked vector store is provably aligned
+///   to its size (analysis::KnownDivisor of its first lane's offset), and the function ends with
+///   an sfence; the stores skip reading each line in first (a third of an elementwise op's traffic);
 /// - a*b+c on floats is llvm.fmuladd (one rounding where the target has FMA), exactly where
 ///   analysis/fma.h MatchFma finds a contraction;
 /// - Select, && and || evaluate an operand that loads or may trap only when it is chosen;
@@ -59,6 +63,10 @@ using analysis::kMaxUnrollCopies;
 inline constexpr int64_t kMaxStackBytes = 256 * 1024;
 /// Largest global-scope scratch buffer allocated on the stack.
 inline constexpr int64_t kMaxStackScratchBytes = 64 * 1024;
+/// Smallest output written with streaming stores: larger than the last-level caches of the
+/// machines tuned runs on (32 MiB of L3 per Zen 3 and Zen 4 chiplet), so it goes to memory
+/// anyway, and its lines need not be read in first.
+inline constexpr int64_t kMinStreamingStoreBytes = 32 << 20;
 
 struct CodegenOptions {
   /// Threads of parallel loops; 0 uses the target's -num-cores.

@@ -9,6 +9,7 @@
 
 #include <cctype>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,6 +20,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
@@ -140,10 +142,18 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
  public:
   CodeGen(llvm::Module& module, const target::Target& target, int num_threads)
       : ctx_(module.getContext()), module_(module), b_(ctx_), cpu_(target.cpu),
-        features_(target.FeatureString()), num_threads_(num_threads) {}
+        features_(target.FeatureString()), num_threads_(num_threads),
+        x86_(llvm::Triple(LlvmTriple(target)).isX86()) {}
 
   void AddKernel(const LoweredFunc& func) {
     kernel_name_ = func.name;
+    streamed_outputs_.clear();
+    for (const Buffer& arg : func.args) {
+      const int64_t bytes = arg->num_elements() * int64_t(arg->dtype.bytes());
+      if (x86_ && bytes >= kMinStreamingStoreBytes && !analysis::LoadsFrom(func.body, arg.get())) {
+        streamed_outputs_.insert(arg.get());
+      }
+    }
     llvm::Type* ptr = PtrType();
     std::vector<llvm::Type*> params(func.args.size(), ptr);
     llvm::Function* fn = llvm::Function::Create(
@@ -160,7 +170,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     }
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
     EmitStmt(func.body);
-    b_.CreateRetVoid();
+    EndFunction();
 
     // void name_packed(void* const* args): loads each pointer and calls the kernel.
     llvm::Function* packed = llvm::Function::Create(
@@ -185,12 +195,14 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     std::unordered_map<const VarNode*, llvm::Value*> vars;
     std::unordered_map<const BufferNode*, llvm::Value*> buffers;
     bool in_parallel = false;
+    bool streamed = false;  // it wrote with streaming stores: an sfence before it returns
   };
   // The vectorized loop whose body is being emitted: `var` takes `lanes` values from `base`.
   struct VectorScope {
     Var var;
     unsigned lanes;
     llvm::Value* base;
+    int64_t base_divisor;  // a known divisor of `base` (analysis::KnownDivisor)
   };
 
   // ---- types and attributes ----
@@ -366,7 +378,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   void EmitVectorized(const For* op, llvm::Value* min, int64_t extent) {
     llvm::Type* t = ScalarType(op->var->type);
     if (extent <= kMaxLanes) {
-      EmitVectorBody(op, min, static_cast<unsigned>(extent));
+      EmitVectorBody(op, min, static_cast<unsigned>(extent), analysis::KnownDivisor(op->min));
       return;
     }
     int64_t chunks = extent / kChunkLanes, rest = extent % kChunkLanes;
@@ -375,22 +387,24 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
         [&](llvm::Value* c) {
           llvm::Value* base =
               b_.CreateAdd(min, b_.CreateMul(c, llvm::ConstantInt::get(t, kChunkLanes)));
-          EmitVectorBody(op, base, static_cast<unsigned>(kChunkLanes));
+          EmitVectorBody(op, base, static_cast<unsigned>(kChunkLanes),
+                         std::gcd(analysis::KnownDivisor(op->min), kChunkLanes));
         },
         /*vectorize_hint=*/false);
     if (rest > 0) {
       llvm::Value* base = b_.CreateAdd(min, llvm::ConstantInt::get(t, chunks * kChunkLanes));
-      EmitVectorBody(op, base, static_cast<unsigned>(rest));
+      EmitVectorBody(op, base, static_cast<unsigned>(rest),
+                     std::gcd(analysis::KnownDivisor(op->min), chunks * kChunkLanes));
     }
   }
 
-  void EmitVectorBody(const For* op, llvm::Value* base, unsigned lanes) {
+  void EmitVectorBody(const For* op, llvm::Value* base, unsigned lanes, int64_t base_divisor) {
     llvm::Type* t = ScalarType(op->var->type);
     std::vector<llvm::Constant*> steps;
     for (unsigned i = 0; i < lanes; ++i) steps.push_back(llvm::ConstantInt::get(t, i));
     const VectorScope* saved = vector_;
     llvm::Value* saved_mask = mask_;
-    VectorScope scope{op->var, lanes, base};
+    VectorScope scope{op->var, lanes, base, base_divisor};
     vector_ = &scope;
     mask_ = nullptr;
     frame_.vars[op->var.get()] =
@@ -489,7 +503,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
           EmitStmt(op->body);
         },
         /*vectorize_hint=*/false);
-    b_.CreateRetVoid();
+    EndFunction();
     frame_ = std::move(saved);
     b_.restoreIP(resume);
   }
@@ -720,6 +734,12 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       llvm::Value* first = b_.CreateInBoundsGEP(element, base, EmitAtFirstLane(offset));
       if (mask_) {
         b_.CreateMaskedStore(value, first, align, mask_);
+      } else if (Streams(buffer.get(), offset)) {
+        const uint64_t vector_bytes = vector_->lanes * module_.getDataLayout().getTypeAllocSize(element);
+        llvm::StoreInst* store = b_.CreateAlignedStore(value, first, llvm::Align(vector_bytes));
+        store->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                           llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+        frame_.streamed = true;
       } else {
         b_.CreateAlignedStore(value, first, align);
       }
@@ -727,6 +747,24 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     }
     llvm::Value* ptrs = b_.CreateInBoundsGEP(element, base, Widen(Emit(offset)));
     b_.CreateMaskedScatter(value, ptrs, align, mask_ ? mask_ : AllLanes());
+  }
+
+  // Whether a whole contiguous vector store at `offset` into `buffer` streams: the buffer is one
+  // of streamed_outputs_, the vector is 16, 32 or 64 bytes and its first lane's offset a
+  // multiple of its lanes (the buffer's base is aligned to kBufferAlign).
+  bool Streams(const BufferNode* buffer, const Expr& offset) {
+    if (!streamed_outputs_.count(buffer)) return false;
+    const int64_t bytes = vector_->lanes * int64_t(buffer->dtype.bytes());
+    if (bytes != 16 && bytes != 32 && bytes != 64) return false;
+    const Expr at_first = Substitute(offset, {{vector_->var.get(), MakeInt(0, vector_->var->type)}});
+    return std::gcd(analysis::KnownDivisor(at_first), vector_->base_divisor) % vector_->lanes == 0;
+  }
+
+  // Returns from the function being emitted; streaming stores are ordered before whatever
+  // follows it (the caller or the parallel loop's join reading the output) by an sfence.
+  void EndFunction() {
+    if (frame_.streamed) b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
+    b_.CreateRetVoid();
   }
 
   // ---- expressions ----
@@ -980,8 +1018,10 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   const std::string cpu_;
   const std::string features_;
   const int num_threads_;
+  const bool x86_;
   std::string kernel_name_;
   int outlined_ = 0;
+  std::unordered_set<const BufferNode*> streamed_outputs_;  // the kernel's outputs written streaming
 
   Frame frame_;
   const VectorScope* vector_ = nullptr;  // the vectorized loop being emitted, if any

@@ -95,6 +95,31 @@ TEST_F(JitTest, VectorizedLoopBecomesVectorLoadsAndStores) {
   ExpectMatchesInterpreter(f);
 }
 
+// An output of kMinStreamingStoreBytes or more, written in aligned whole vectors and never read,
+// is written with streaming stores and an sfence; smaller, read, or misaligned outputs are not.
+TEST_F(JitTest, LargeOutputsNeverReadAreWrittenWithAlignedStreamingStores) {
+  const int64_t rows = kMinStreamingStoreBytes / (16 * 4);  // 16 floats a row
+  LoweredFunc streamed = AddProgram(ForKind::kVectorized, rows, 16);
+  std::string ir = Ir(streamed, /*optimize=*/false);
+  EXPECT_THAT(ir, HasSubstr("store <16 x float> %"));
+  EXPECT_THAT(ir, HasSubstr("align 64, !nontemporal"));
+  EXPECT_THAT(ir, HasSubstr("call void @llvm.x86.sse.sfence()"));
+  ExpectMatchesInterpreter(streamed);
+
+  EXPECT_THAT(Ir(AddProgram(ForKind::kVectorized, 4, 16), false), Not(HasSubstr("nontemporal")));
+  // Read back (an accumulation into the output) or stored one element off the vector alignment.
+  for (int64_t shift : {int64_t(0), int64_t(1)}) {
+    Buffer A = MakeBuffer("A", DataType::Float32(), {rows, 17}), C = MakeBuffer("C", DataType::Float32(), {rows, 17});
+    Var i = MakeVar("i"), j = MakeVar("j");
+    std::vector<Expr> at = {AsExpr(i), AsExpr(j) + MakeInt(shift)};
+    Expr value = MakeLoad(A, at);
+    if (shift == 0) value = value + MakeLoad(C, at);
+    LoweredFunc f{"not_streamed", {A, C},
+                  MakeFor(i, 0, rows, ForKind::kSerial, MakeFor(j, 0, 16, ForKind::kVectorized, MakeStore(C, at, value)))};
+    EXPECT_THAT(Ir(f, false), Not(HasSubstr("nontemporal"))) << "shift " << shift;
+  }
+}
+
 TEST_F(JitTest, WideVectorizedLoopIsStripMined) {
   LoweredFunc f = AddProgram(ForKind::kVectorized, 2, 100);
   EXPECT_THAT(Ir(f, false), HasSubstr("<16 x float>"));

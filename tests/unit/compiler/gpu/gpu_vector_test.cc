@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/analysis/access.h"
+
 #include "compiler/codegen/gpu/gpu_source.h"
 #include "compiler/codegen/gpu/vector_access.h"
 #include "compiler/ir/evaluator.h"
@@ -53,7 +55,7 @@ TEST(GpuVectorAccess, AlignedUnitStrideLoopsOfTwoOrFourAreVectors) {
     ASSERT_TRUE(plan.has_value()) << width;
     EXPECT_EQ(plan->width, width);
     ASSERT_EQ(plan->loads.size(), 1u);
-    EXPECT_EQ(codegen::gpu::KnownDivisor(plan->loads[0].first_offset) % width, 0);
+    EXPECT_EQ(analysis::KnownDivisor(plan->loads[0].first_offset) % width, 0);
   }
 }
 

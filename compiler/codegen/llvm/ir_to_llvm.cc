@@ -143,7 +143,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   CodeGen(llvm::Module& module, const target::Target& target, int num_threads)
       : ctx_(module.getContext()), module_(module), b_(ctx_), cpu_(target.cpu),
         features_(target.FeatureString()), num_threads_(num_threads),
-        x86_(llvm::Triple(LlvmTriple(target)).isX86()) {}
+        x86_(llvm::Triple(LlvmTriple(target)).isX86()), avx512_(x86_ && target.Fp32VectorLanes() == 16) {}
 
   void AddKernel(const LoweredFunc& func) {
     kernel_name_ = func.name;
@@ -973,10 +973,10 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       case Intrinsic::kSqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
       case Intrinsic::kFabs: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); break;
       case Intrinsic::kTanh:
-        result = Float32(x) ? internal::EmitTanhF32(b_, x) : CallLibm(x, "tanhf", "tanh");
+        result = Float32(x) ? internal::EmitTanhF32(b_, x, avx512_) : CallLibm(x, "tanhf", "tanh");
         break;
       case Intrinsic::kErf:
-        result = Float32(x) ? internal::EmitErfF32(b_, x) : CallLibm(x, "erff", "erf");
+        result = Float32(x) ? internal::EmitErfF32(b_, x, avx512_) : CallLibm(x, "erff", "erf");
         break;
       case Intrinsic::kSigmoid: {
         llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
@@ -994,7 +994,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
 
   // float32 inline (vector_math_internal.h: no libm call per lane), float64 through LLVM.
   llvm::Value* Exp(llvm::Value* x) {
-    if (Float32(x)) return internal::EmitExpF32(b_, x);
+    if (Float32(x)) return internal::EmitExpF32(b_, x, avx512_);
     return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
   }
 
@@ -1019,6 +1019,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   const std::string features_;
   const int num_threads_;
   const bool x86_;
+  const bool avx512_;  // x86 with AVX-512F: vector_math may use its instructions
   std::string kernel_name_;
   int outlined_ = 0;
   std::unordered_set<const BufferNode*> streamed_outputs_;  // the kernel's outputs written streaming

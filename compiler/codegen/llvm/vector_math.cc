@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 namespace tuned::codegen::internal {
 namespace {
@@ -39,10 +40,32 @@ llvm::Value* OddSeriesNearZero(llvm::IRBuilder<>& b, llvm::Value* x, const std::
   return b.CreateSelect(b.CreateFCmpOLT(abs, Splat(b, x->getType(), near_zero)), near, far);
 }
 
+// e^x of a 16-lane vector with AVX-512's scalef: y 2^n in one instruction that also gives
+// +inf, subnormals and 0 where the exponent leaves the normal range, so the clamp only keeps
+// n finite (and NaN passes through it), and no select repairs the ends.
+llvm::Value* EmitExpF32Scalef(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  // Past these bounds e^x is +inf or rounds to 0 whatever n is.
+  llvm::Value* lo = Splat(b, type, -104.0), *hi = Splat(b, type, 89.0);
+  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOLT(x, lo), lo, x);
+  clamped = b.CreateSelect(b.CreateFCmpOGT(clamped, hi), hi, clamped);
+  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint,
+                                          b.CreateFMul(clamped, Splat(b, type, 1.44269504088896341)));
+  llvm::Value* r = Fma(b, n, Splat(b, type, -0.693359375), clamped);
+  r = Fma(b, n, Splat(b, type, 2.12194440e-4), r);
+  llvm::Value* p = Polynomial(b, r, {5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3,
+                                     1.3981999507e-3, 1.9875691500e-4});
+  llvm::Value* y = b.CreateFAdd(Fma(b, b.CreateFMul(r, r), p, r), Splat(b, type, 1.0));
+  return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                           {y, n, y, b.getInt16(0xffff), b.getInt32(4 /* current rounding */)});
+}
+
 }  // namespace
 
-llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
+llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512) {
   llvm::Type* type = x->getType();
+  auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
+  if (avx512 && vector && vector->getNumElements() == 16) return EmitExpF32Scalef(b, x);
   llvm::Type* int_type = b.getInt32Ty();
   if (auto* vector = llvm::dyn_cast<llvm::VectorType>(type)) {
     int_type = llvm::VectorType::get(int_type, vector->getElementCount());
@@ -78,11 +101,11 @@ llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 
-llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x) {
+llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512) {
   llvm::Type* type = x->getType();
   // 1 - 2 / (e^(2|x|) + 1), its sign from x: 1 where e^(2|x|) overflows.
   llvm::Value* abs = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  llvm::Value* e = EmitExpF32(b, b.CreateFMul(abs, Splat(b, type, 2.0)));
+  llvm::Value* e = EmitExpF32(b, b.CreateFMul(abs, Splat(b, type, 2.0)), avx512);
   llvm::Value* far = b.CreateFSub(Splat(b, type, 1.0),
                                   b.CreateFDiv(Splat(b, type, 2.0), b.CreateFAdd(e, Splat(b, type, 1.0))));
   far = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, far, x);
@@ -92,7 +115,7 @@ llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x) {
                            0.5, far);
 }
 
-llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x) {
+llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512) {
   llvm::Type* type = x->getType();
   // erfc(|x|) = t e^(-x^2 + P(t)), t = 1 / (1 + |x| / 2); erf = 1 - erfc, its sign from x.
   llvm::Value* abs = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
@@ -100,7 +123,7 @@ llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* exponent = Polynomial(b, t, {-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
                                             0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277});
   exponent = b.CreateFSub(exponent, b.CreateFMul(abs, abs));
-  llvm::Value* far = b.CreateFSub(Splat(b, type, 1.0), b.CreateFMul(t, EmitExpF32(b, exponent)));
+  llvm::Value* far = b.CreateFSub(Splat(b, type, 1.0), b.CreateFMul(t, EmitExpF32(b, exponent, avx512)));
   far = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, far, x);
   // erf's Taylor series, 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1)), to x^13: below 1e-9
   // relative error under 0.5.

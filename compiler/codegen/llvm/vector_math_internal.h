@@ -13,12 +13,13 @@
 namespace tuned::codegen::internal {
 
 /// e^x of a float32 scalar or vector, within 2 ulp of expf for normal results. Like expf: +inf
-/// above ln(FLT_MAX), 0 below ln(FLT_MIN) (no subnormal results), NaN for NaN.
-llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x);
+/// above ln(FLT_MAX), NaN for NaN; 0 below ln(FLT_MIN) (no subnormal results) except for
+/// 16-lane vectors with `avx512` (x86 with AVX-512F), whose scalef gives expf's subnormals.
+llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512);
 /// tanh(x) of a float32 scalar or vector, within 4 ulp of tanhf; NaN for NaN.
-llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512);
 /// erf(x) of a float32 scalar or vector, within 4 ulp of erff (and 1e-7 of it); NaN for NaN.
-llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512);
 
 }  // namespace tuned::codegen::internal
 

@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/lower.h"
 #include "compiler/schedule/schedule.h"
+#include "target/target.h"
 #include "tests/unit/compiler/codegen/codegen_test_util.h"
 
 namespace tuned::codegen {
@@ -67,6 +69,27 @@ TEST(VectorMathTest, ExpIsWithinTwoUlpOfLibmAndKeepsItsSpecialValues) {
         EXPECT_LE(std::abs(out[i] - double(want)), 2 * kUlp * double(want)) << out[i] << " vs " << want;
       }
     }
+  }
+}
+
+// On AVX-512, a 16-lane exp puts 2^n in with scalef (and then returns expf's subnormals, which
+// the test above allows); elsewhere with integer arithmetic on the exponent field.
+TEST(VectorMathTest, ASixteenLaneExpUsesScalefWhereTheTargetHasAvx512) {
+  auto workload = Parse("tdl: input x: float32[64]; out[i: 64]: float32 = exp(x[i])");
+  schedule::Schedule sch(workload, 0);
+  auto loops = *sch.GetLoops(*sch.GetBlock("out"));
+  auto lanes = sch.Split(loops.back(), {std::monostate{}, int64_t(16)});
+  ASSERT_TRUE(lanes.ok());
+  ASSERT_TRUE(sch.Vectorize(lanes->back()).ok());
+  auto func = lower::Lower(sch);
+  ASSERT_TRUE(func.ok());
+  for (const char* cpu : {"znver4", "znver3"}) {
+    auto target = target::ParseTarget(std::string("llvm -mcpu=") + cpu + " -num-cores=2");
+    ASSERT_TRUE(target.ok());
+    auto ir = EmitLlvmIr({*func}, *target, {}, /*optimize=*/false);
+    ASSERT_TRUE(ir.ok()) << ir.status().message();
+    EXPECT_EQ(ir->find("llvm.x86.avx512.mask.scalef.ps.512") != std::string::npos, std::string(cpu) == "znver4")
+        << cpu;
   }
 }
 

@@ -3,7 +3,8 @@
 //   tuned_onednn_op matmul M N K                               [--samples S] [--min-sample-ms MS]
 //   tuned_onednn_op conv N C H W F KH KW STRIDE PAD GROUPS     [--samples S] [--min-sample-ms MS]
 //                                                              [--native-layouts]
-//   tuned_onednn_op softmax|reduce_mean|add_relu ROWS COLS     [--samples S] [--min-sample-ms MS]
+//   tuned_onednn_op softmax|layer_norm|reduce_mean|gelu|add_relu ROWS COLS
+//                                                              [--samples S] [--min-sample-ms MS]
 //
 // src and dst are in the plain layouts of the ONNX model (row-major, NCHW); the weights are in
 // the layout oneDNN picks (format_tag::any), reordered once before timing, as a framework packs
@@ -117,8 +118,8 @@ Op MakeConv(const std::vector<long>& a, bool native_layouts, const dnnl::engine&
   return op;
 }
 
-// softmax, reduce_mean (over each row) or add_relu (a second tensor added, then ReLU as a post-op)
-// of a row-major [rows, cols] tensor.
+// softmax, layer_norm (scale and shift), reduce_mean (over each row), gelu (erf form) or add_relu
+// (a second tensor added, then ReLU as a post-op) of a row-major [rows, cols] tensor.
 Op MakeRowOp(const std::string& kind, const std::vector<long>& a, const dnnl::engine& engine) {
   const long rows = a[0], cols = a[1];
   dnnl::memory::desc src({rows, cols}, dt::f32, tag::ab);
@@ -129,6 +130,25 @@ Op MakeRowOp(const std::string& kind, const std::vector<long>& a, const dnnl::en
         dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, src, 1), engine);
     op.implementation = pd.impl_info_str();
     op.steps.push_back({dnnl::softmax_forward(pd), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dnnl::memory(src, engine)}}});
+  } else if (kind == "layer_norm") {
+    dnnl::layer_normalization_forward::primitive_desc pd(
+        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, src, 1e-5f,
+                                                dnnl::normalization_flags::use_scale |
+                                                    dnnl::normalization_flags::use_shift),
+        engine);
+    op.implementation = pd.impl_info_str();
+    dnnl::memory::desc channel({cols}, dt::f32, tag::a);
+    op.steps.push_back({dnnl::layer_normalization_forward(pd),
+                        {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dnnl::memory(src, engine)},
+                         {DNNL_ARG_SCALE, RandomMemory(channel, engine, 3)},
+                         {DNNL_ARG_SHIFT, RandomMemory(channel, engine, 4)}}});
+  } else if (kind == "gelu") {
+    dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_gelu_erf, src,
+                                    0.f, 0.f),
+        engine);
+    op.implementation = pd.impl_info_str();
+    op.steps.push_back({dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dnnl::memory(src, engine)}}});
   } else if (kind == "reduce_mean") {
     dnnl::memory::desc dst({rows, 1}, dt::f32, tag::ab);
     dnnl::reduction::primitive_desc pd(
@@ -152,7 +172,7 @@ Op MakeRowOp(const std::string& kind, const std::vector<long>& a, const dnnl::en
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: tuned_onednn_op matmul M N K | conv N C H W F KH KW STRIDE PAD GROUPS\n"
-               "                       | softmax|reduce_mean|add_relu ROWS COLS\n"
+               "                       | softmax|layer_norm|reduce_mean|gelu|add_relu ROWS COLS\n"
                "                       [--samples S] [--min-sample-ms MS] [--native-layouts]\n");
   std::exit(2);
 }
@@ -180,7 +200,8 @@ int main(int argc, char** argv) {
       if (*end != '\0' || dims.back() < 0) Usage();  // 0 only makes sense as a padding
     }
   }
-  const bool row_op = kind == "softmax" || kind == "reduce_mean" || kind == "add_relu";
+  const bool row_op = kind == "softmax" || kind == "layer_norm" || kind == "reduce_mean" || kind == "gelu" ||
+                      kind == "add_relu";
   if (samples < 1 || !((kind == "matmul" && dims.size() == 3) || (kind == "conv" && dims.size() == 10) ||
                        (row_op && dims.size() == 2))) {
     Usage();

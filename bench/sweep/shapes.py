@@ -7,6 +7,8 @@ weight initialisation are theirs.
 """
 import os
 import sys
+
+import numpy as np
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "models"))
@@ -67,12 +69,13 @@ class Conv:
 
 @dataclass
 class RowOp:
-    """A memory-bound op over a [rows, cols] tensor: softmax and a mean along the rows, an added
-    second tensor with ReLU. Its roofline is its bytes at the triad bandwidth where it writes as
-    much as it reads (STREAM's convention: the write-allocate is not counted), else at the read
-    bandwidth. Its "MACs" are its elements, a nominal figure."""
+    """A memory-bound op over a [rows, cols] tensor: softmax, layer norm and a mean along the
+    rows, GELU (erf form, as BERT's exporters write it), an added second tensor with ReLU. Its
+    roofline is its bytes at the triad bandwidth where it writes as much as it reads (STREAM's
+    convention: the write-allocate is not counted), else at the read bandwidth. Its "MACs" are
+    its elements, a nominal figure."""
     name: str
-    op: str  # "softmax", "reduce_mean" or "add_relu"
+    op: str  # "softmax", "layer_norm", "reduce_mean", "gelu" or "add_relu"
     rows: int
     cols: int
 
@@ -80,7 +83,7 @@ class RowOp:
         return self.rows * self.cols
 
     def bytes(self):
-        tensors = {"softmax": 2, "reduce_mean": 1, "add_relu": 3}[self.op]
+        tensors = {"softmax": 2, "layer_norm": 2, "reduce_mean": 1, "gelu": 2, "add_relu": 3}[self.op]
         return 4 * (tensors * self.rows * self.cols + (self.rows if self.op == "reduce_mean" else 0))
 
     def bandwidth(self):
@@ -97,6 +100,15 @@ class RowOp:
             y, out = b.node("Softmax", ["x"], axis=-1), shape
         elif self.op == "reduce_mean":
             y, out = b.node("ReduceMean", ["x"], axes=[1], keepdims=1), [self.rows, 1]
+        elif self.op == "layer_norm":
+            scale = b.const("scale", (1 + 0.1 * b.rng.standard_normal(self.cols)).astype(np.float32))
+            shift = b.const("shift", (0.1 * b.rng.standard_normal(self.cols)).astype(np.float32))
+            y, out = b.node("LayerNormalization", ["x", scale, shift], axis=-1, epsilon=1e-5), shape
+        elif self.op == "gelu":
+            half = b.node("Div", ["x", b.const("sqrt2", np.array(np.sqrt(2.0), dtype=np.float32))])
+            erf = b.node("Add", [b.node("Erf", [half]), b.const("one", np.array(1.0, dtype=np.float32))])
+            y = b.node("Mul", [b.node("Mul", ["x", erf]), b.const("half", np.array(0.5, dtype=np.float32))])
+            out = shape
         else:
             inputs.append(("y", shape))
             y, out = b.node("Relu", [b.node("Add", ["x", "y"])]), shape
@@ -123,4 +135,6 @@ SHAPES = [
     RowOp("softmax_4096x4096", "softmax", 4096, 4096),   # 64 MB in, 64 MB out: memory bound
     RowOp("reduce_mean_4096x4096", "reduce_mean", 4096, 4096),
     RowOp("add_relu_4096x4096", "add_relu", 4096, 4096),
+    RowOp("layer_norm_128x768", "layer_norm", 128, 768),  # BERT-base's, in cache
+    RowOp("gelu_128x3072", "gelu", 128, 3072),            # BERT-base's FFN activation
 ]

@@ -123,33 +123,25 @@ class FreeSymbolCollector : public IRVisitor {
   std::unordered_set<const BufferNode*> allocated_, seen_buffers_;
 };
 
-class StoreFinder : public IRVisitor {
+// Whether a statement stores to (or, with `loads`, loads from) one buffer.
+class BufferUseFinder : public IRVisitor {
  public:
-  explicit StoreFinder(const BufferNode* buffer) : buffer_(buffer) {}
+  BufferUseFinder(const BufferNode* buffer, bool loads) : buffer_(buffer), loads_(loads) {}
   bool found = false;
 
  protected:
   void VisitStore(const Store* op) override {
-    if (op->buffer.get() == buffer_) found = true;
+    if (!loads_ && op->buffer.get() == buffer_) found = true;
+    IRVisitor::VisitStore(op);
   }
-
- private:
-  const BufferNode* buffer_;
-};
-
-class LoadFinder : public IRVisitor {
- public:
-  explicit LoadFinder(const BufferNode* buffer) : buffer_(buffer) {}
-  bool found = false;
-
- protected:
   void VisitLoad(const Load* op) override {
-    if (op->buffer.get() == buffer_) found = true;
+    if (loads_ && op->buffer.get() == buffer_) found = true;
     IRVisitor::VisitLoad(op);
   }
 
  private:
   const BufferNode* buffer_;
+  const bool loads_;
 };
 
 }  // namespace
@@ -194,13 +186,13 @@ FreeSymbols CollectFreeSymbols(const Stmt& s) {
 }
 
 bool StoresTo(const Stmt& s, const BufferNode* buffer) {
-  StoreFinder finder(buffer);
+  BufferUseFinder finder(buffer, /*loads=*/false);
   finder.Visit(s);
   return finder.found;
 }
 
 bool LoadsFrom(const Stmt& s, const BufferNode* buffer) {
-  LoadFinder finder(buffer);
+  BufferUseFinder finder(buffer, /*loads=*/true);
   finder.Visit(s);
   return finder.found;
 }

@@ -61,10 +61,14 @@ class SketchTest : public ::testing::Test {
       std::string program = ir::ToString(func->body);
       auto interpreted = lower::Interpret(*func, inputs);
       EXPECT_TRUE(interpreted.ok()) << interpreted.status().message();
-      if (interpreted.ok()) EXPECT_LE(ir::MaxRelativeError(*interpreted, expected), tolerance) << program;
+      if (interpreted.ok()) {
+        EXPECT_LE(ir::MaxRelativeError(*interpreted, expected), tolerance) << program;
+      }
       auto jitted = codegen::testing::RunOnJit(*jit_, *func, inputs);
       EXPECT_TRUE(jitted.ok()) << jitted.status().message();
-      if (jitted.ok()) EXPECT_LE(ir::MaxRelativeError(*jitted, expected), tolerance) << program;
+      if (jitted.ok()) {
+        EXPECT_LE(ir::MaxRelativeError(*jitted, expected), tolerance) << program;
+      }
       programs.push_back(program);
     }
     return programs;

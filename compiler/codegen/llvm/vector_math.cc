@@ -40,7 +40,24 @@ llvm::Value* OddSeriesNearZero(llvm::IRBuilder<>& b, llvm::Value* x, const std::
   return b.CreateSelect(b.CreateFCmpOLT(abs, Splat(b, x->getType(), near_zero)), near, far);
 }
 
-// e^x of a 16-lane vector with AVX-512's scalef: y 2^n in one instruction that also gives
+// x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts so that n * ln2_hi is exact): n, integral
+// as a float, and e^r from the polynomial.
+struct ReducedExp {
+  llvm::Value* n;
+  llvm::Value* exp_r;
+};
+ReducedExp ReduceExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  llvm::Value* n =
+      b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(x, Splat(b, type, 1.44269504088896341)));
+  llvm::Value* r = Fma(b, n, Splat(b, type, -0.693359375), x);
+  r = Fma(b, n, Splat(b, type, 2.12194440e-4), r);
+  llvm::Value* p = Polynomial(b, r, {5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3,
+                                     1.3981999507e-3, 1.9875691500e-4});
+  return {n, b.CreateFAdd(Fma(b, b.CreateFMul(r, r), p, r), Splat(b, type, 1.0))};
+}
+
+// e^x of a 16-lane vector with AVX-512's scalef: e^r 2^n in one instruction that also gives
 // +inf, subnormals and 0 where the exponent leaves the normal range, so the clamp only keeps
 // n finite (and NaN passes through it), and no select repairs the ends.
 llvm::Value* EmitExpF32Scalef(llvm::IRBuilder<>& b, llvm::Value* x) {
@@ -49,15 +66,9 @@ llvm::Value* EmitExpF32Scalef(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* lo = Splat(b, type, -104.0), *hi = Splat(b, type, 89.0);
   llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOLT(x, lo), lo, x);
   clamped = b.CreateSelect(b.CreateFCmpOGT(clamped, hi), hi, clamped);
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint,
-                                          b.CreateFMul(clamped, Splat(b, type, 1.44269504088896341)));
-  llvm::Value* r = Fma(b, n, Splat(b, type, -0.693359375), clamped);
-  r = Fma(b, n, Splat(b, type, 2.12194440e-4), r);
-  llvm::Value* p = Polynomial(b, r, {5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3,
-                                     1.3981999507e-3, 1.9875691500e-4});
-  llvm::Value* y = b.CreateFAdd(Fma(b, b.CreateFMul(r, r), p, r), Splat(b, type, 1.0));
+  auto [n, exp_r] = ReduceExp(b, clamped);
   return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
-                           {y, n, y, b.getInt16(0xffff), b.getInt32(4 /* current rounding */)});
+                           {exp_r, n, exp_r, b.getInt16(0xffff), b.getInt32(4 /* current rounding */)});
 }
 
 }  // namespace
@@ -67,25 +78,13 @@ llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512) {
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
   if (avx512 && vector && vector->getNumElements() == 16) return EmitExpF32Scalef(b, x);
   llvm::Type* int_type = b.getInt32Ty();
-  if (auto* vector = llvm::dyn_cast<llvm::VectorType>(type)) {
-    int_type = llvm::VectorType::get(int_type, vector->getElementCount());
-  }
+  if (vector) int_type = llvm::FixedVectorType::get(int_type, vector->getNumElements());
   const double kMaxLog = 88.72283905206835;   // ln(FLT_MAX)
   const double kMinLog = -87.33654475055310;  // ln(FLT_MIN)
   llvm::Value* clamped = b.CreateBinaryIntrinsic(
       llvm::Intrinsic::minnum, b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, Splat(b, type, kMinLog)),
       Splat(b, type, kMaxLog));
-  auto fma = [&](llvm::Value* m1, llvm::Value* m2, llvm::Value* addend) { return Fma(b, m1, m2, addend); };
-  // n = round(x / ln2); r = x - n ln2, ln2 in two parts so that n * ln2_hi is exact.
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint,
-                                          b.CreateFMul(clamped, Splat(b, type, 1.44269504088896341)));
-  llvm::Value* r = fma(n, Splat(b, type, -0.693359375), clamped);
-  r = fma(n, Splat(b, type, 2.12194440e-4), r);
-  const double kCoefficients[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                                  4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
-  llvm::Value* p = Splat(b, type, kCoefficients[0]);
-  for (size_t i = 1; i < std::size(kCoefficients); ++i) p = fma(p, r, Splat(b, type, kCoefficients[i]));
-  llvm::Value* y = b.CreateFAdd(fma(b.CreateFMul(r, r), p, r), Splat(b, type, 1.0));
+  auto [n, exp_r] = ReduceExp(b, clamped);
   // 2^n as 2^(n/2) * 2^(n - n/2): n runs from -126 to 128 on the clamped range, and each half
   // stays within the exponents of normal floats.
   llvm::Value* whole = b.CreateFPToSI(n, int_type);
@@ -94,7 +93,8 @@ llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512) {
     llvm::Value* biased = b.CreateAdd(exponent, llvm::ConstantInt::get(int_type, 127));
     return b.CreateBitCast(b.CreateShl(biased, llvm::ConstantInt::get(int_type, 23)), type);
   };
-  llvm::Value* result = b.CreateFMul(b.CreateFMul(y, power_of_two(half)), power_of_two(b.CreateSub(whole, half)));
+  llvm::Value* result =
+      b.CreateFMul(b.CreateFMul(exp_r, power_of_two(half)), power_of_two(b.CreateSub(whole, half)));
   result = b.CreateSelect(b.CreateFCmpOGT(x, Splat(b, type, kMaxLog)),
                           Splat(b, type, std::numeric_limits<double>::infinity()), result);
   result = b.CreateSelect(b.CreateFCmpOLT(x, Splat(b, type, kMinLog)), Splat(b, type, 0.0), result);

@@ -14,6 +14,9 @@
 
 namespace tuned::search::rules {
 
+/// `loops` (at least one, adjacent) as one loop: fused, or the loop itself when it is alone.
+StatusOr<schedule::LoopRV> FuseAll(schedule::Schedule& sch, const std::vector<schedule::LoopRV>& loops);
+
 /// Tiles `loop` in two, the inner tile at most four of the target's vectors (padded where that
 /// does not divide the extent) and vectorized; returns {outer, inner}.
 StatusOr<std::vector<schedule::LoopRV>> TileInVectors(schedule::Schedule& sch, schedule::LoopRV loop,

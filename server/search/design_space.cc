@@ -276,12 +276,9 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
     TUNED_ASSIGN_OR_RETURN(auto unroll, sch.SampleCategorical(UnrollSteps(), probs));
     TUNED_RETURN_IF_ERROR(sch.Annotate(middle.back(), "auto_unroll_max_step", sch.Get(unroll)));
   }
-  if (outer.size() > 1) {
-    TUNED_ASSIGN_OR_RETURN(LoopRV fused, sch.Fuse(outer));
-    return sch.Parallel(fused);
-  }
-  if (outer.size() == 1) return sch.Parallel(outer[0]);
-  return Status::Ok();
+  if (outer.empty()) return Status::Ok();
+  TUNED_ASSIGN_OR_RETURN(LoopRV fused, rules::FuseAll(sch, outer));
+  return sch.Parallel(fused);
 }
 
 Status TileElementwise(Schedule& sch, const std::string& name, const SearchContext& ctx) {
@@ -291,10 +288,7 @@ Status TileElementwise(Schedule& sch, const std::string& name, const SearchConte
   TUNED_ASSIGN_OR_RETURN(auto parts, rules::TileInVectors(sch, loops.back(), ctx));
   std::vector<LoopRV> outer(loops.begin(), loops.end() - 1);
   outer.push_back(parts[0]);
-  LoopRV parallel = outer[0];
-  if (outer.size() > 1) {
-    TUNED_ASSIGN_OR_RETURN(parallel, sch.Fuse(outer));
-  }
+  TUNED_ASSIGN_OR_RETURN(LoopRV parallel, rules::FuseAll(sch, outer));
   return sch.Parallel(parallel);
 }
 
@@ -349,6 +343,11 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
 }  // namespace
 
 namespace rules {
+
+StatusOr<LoopRV> FuseAll(Schedule& sch, const std::vector<LoopRV>& loops) {
+  if (loops.size() == 1) return loops[0];
+  return sch.Fuse(loops);
+}
 
 StatusOr<std::vector<LoopRV>> TileInVectors(Schedule& sch, LoopRV loop, const SearchContext& ctx) {
   Status status;

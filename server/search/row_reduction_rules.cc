@@ -30,7 +30,7 @@ Status TileRowReduction(Schedule& sch, const std::string& name, const SearchCont
   std::vector<LoopRV> spatial(loops.begin(), loops.end() - 1);
   std::optional<LoopRV> output_loop;
   if (!spatial.empty()) {
-    TUNED_ASSIGN_OR_RETURN(output_loop, spatial.size() > 1 ? sch.Fuse(spatial) : StatusOr<LoopRV>(spatial[0]));
+    TUNED_ASSIGN_OR_RETURN(output_loop, FuseAll(sch, spatial));
     TUNED_RETURN_IF_ERROR(sch.ComputeAt(partial, *output_loop));
   }
   TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> partial_loops, sch.GetLoops(partial));
@@ -74,7 +74,7 @@ Status FuseRows(Schedule& sch, const std::vector<std::string>& in_rows, const Se
   if (loops.size() < 2) return InvalidArgumentError("no rows to fuse reductions into");
   TUNED_RETURN_IF_ERROR(TileInVectors(sch, loops.back(), ctx).status());
   std::vector<LoopRV> outer(loops.begin(), loops.end() - 1);
-  TUNED_ASSIGN_OR_RETURN(LoopRV rows, outer.size() > 1 ? sch.Fuse(outer) : StatusOr<LoopRV>(outer[0]));
+  TUNED_ASSIGN_OR_RETURN(LoopRV rows, FuseAll(sch, outer));
   for (auto it = in_rows.rbegin(); it != in_rows.rend(); ++it) {
     TUNED_ASSIGN_OR_RETURN(BlockRV inner, sch.GetBlock(*it));
     if (!sch.state().stages[sch.StageOf(inner)].is_reduction()) {

@@ -10,9 +10,8 @@ namespace {
 
 using schedule::Stage;
 
-// Every load of a workload input (or, with `stages_too`, of any buffer) in the stage's body.
-std::vector<const ir::Load*> InputLoads(const schedule::ScheduleState& state, const Stage& st,
-                                        bool stages_too = false) {
+// Every load in the stage's body of a workload input, or with `stages_too` of any buffer.
+std::vector<const ir::Load*> Loads(const schedule::ScheduleState& state, const Stage& st, bool stages_too) {
   struct Finder : ir::IRVisitor {
     const schedule::ScheduleState* state;
     bool stages_too;
@@ -56,7 +55,7 @@ std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch
   for (const auto* axes : {&st.axes, &st.reduce_axes}) {
     for (const ir::Axis& a : *axes) bounds[a.var.get()] = ir::Interval{0, a.extent - 1};
   }
-  std::vector<const ir::Load*> loads = InputLoads(sch.state(), st);
+  std::vector<const ir::Load*> loads = Loads(sch.state(), st, /*stages_too=*/false);
   const ir::Axis& last = st.axes.back();
   bool last_is_poor = last.extent % lanes != 0;
   for (const ir::Load* load : loads) {
@@ -92,7 +91,7 @@ bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lane
     for (const ir::Axis& a : *axes) bounds[a.var.get()] = ir::Interval{0, a.extent - 1};
   }
   bool reduction_contiguous = false;
-  for (const ir::Load* load : InputLoads(sch.state(), st, /*stages_too=*/true)) {
+  for (const ir::Load* load : Loads(sch.state(), st, /*stages_too=*/true)) {
     std::optional<AlongAxis> along = Classify(*load, st.reduce_axes.back().var, bounds);
     reduction_contiguous |= along == AlongAxis::kContiguous;
     if (!st.axes.empty() && Classify(*load, st.axes.back().var, bounds) == AlongAxis::kContiguous) return false;

@@ -98,6 +98,25 @@ std::optional<Expr> HoldsThroughout(const Expr& guard, const VarBounds& vary, co
   return ir::Simplify(ir::MakeBinary(strict ? BinaryOp::kLT : BinaryOp::kLE, worst, zero), all);
 }
 
+// Whether `e` reads only the variables of `bounds` (no loads, no calls) and wraps around in one
+// of them (a floormod or division of a fused tile index): a guard no loop over those variables
+// can unswitch, since it is no monotone comparison of them.
+bool WrapsAroundOuterVariables(const Expr& e, const VarBounds& bounds) {
+  struct Reads : ir::IRVisitor {
+    const VarBounds* bounds;
+    bool only_bounded = true;
+    void VisitVar(const ir::VarNode* op) override { only_bounded &= bounds->count(op) > 0; }
+    void VisitLoad(const ir::Load*) override { only_bounded = false; }
+    void VisitCall(const ir::Call*) override { only_bounded = false; }
+  } reads;
+  reads.bounds = &bounds;
+  reads.Visit(e);
+  if (!reads.only_bounded) return false;
+  MonotoneIndex monotone(bounds);
+  monotone.Visit(e);
+  return !monotone.ok;
+}
+
 // Replaces the given guard conjuncts (and their structural copies: the guard of an init and
 // that of its update are built apart) with true.
 class GuardRemover : public ir::IRMutator {
@@ -157,16 +176,20 @@ class Unswitcher : public ir::IRMutator {
       hoisted.push_back(guard.cond);
     }
     if (tests.empty()) return Descend(op, self, range);
-    --budget_;
     Expr all_hold = tests[0];
     for (size_t i = 1; i < tests.size(); ++i) all_hold = all_hold && tests[i];
+    for (const Expr& t : failed_) {
+      if (ir::StructurallyEqual(t, all_hold)) return Descend(op, self, range);
+    }
+    --budget_;
     Stmt fast = ir::MakeFor(op->var, op->min, op->extent, op->kind, GuardRemover(hoisted).Mutate(op->body),
                             op->thread_tag, op->auto_unroll_max_step);
     fast = Descend(fast.as<ir::For>(), fast, range);
-    // On the other path a single test is known to fail: a deeper loop need not test it again.
-    if (tests.size() == 1) failed_.push_back(tests[0]);
+    // On the other path the test (all of it) is known to fail: a deeper loop need not make
+    // the same test again.
+    failed_.push_back(all_hold);
     Stmt slow = Descend(op, self, range);
-    if (tests.size() == 1) failed_.pop_back();
+    failed_.pop_back();
     return ir::MakeIfThenElse(all_hold, fast, slow);
   }
 
@@ -179,10 +202,16 @@ class Unswitcher : public ir::IRMutator {
     vary[loop.var.get()] = range;
     bool varies = false;
     for (const auto& [var, r] : vary) varies |= ir::UsesVar(place.cond, var);
-    if (!varies) return std::nullopt;
     VarBounds all = outer_;
     all.insert(vary.begin(), vary.end());
-    std::optional<Expr> test = HoldsThroughout(place.cond, vary, all);
+    std::optional<Expr> test;
+    if (varies) {
+      test = HoldsThroughout(place.cond, vary, all);
+    } else if (WrapsAroundOuterVariables(place.cond, outer_)) {
+      // Constant through this loop: it is its own test. A padded split of a split leaves such
+      // a guard on the last vectors of a tile (`floormod(fused, 6) * 3 + 2 < 17`).
+      test = ir::Simplify(place.cond, all);
+    }
     if (!test) return std::nullopt;
     for (const Expr& t : failed_) {
       if (ir::StructurallyEqual(t, *test)) return std::nullopt;

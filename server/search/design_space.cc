@@ -40,8 +40,7 @@ constexpr int kMaxInnerReduce = 64;
 // edge tiles stay a small share of the work. Lowering keeps the guard out of the full tiles.
 constexpr int kMaxTilePaddingPercent = 15;
 
-// `padding_percent`: kMaxTilePaddingPercent for a root loop; 0 for the vectors split off one
-// (bound inference takes the region a padded split of a split writes for no box).
+// `padding_percent`: how far the tile's product may pass the loop's extent (0: a perfect tile).
 std::vector<LoopRV> TileLoop(Schedule& sch, LoopRV loop, int levels, int max_innermost,
                              int padding_percent, Status& status, int min_innermost = 1) {
   auto tiles = sch.SampleTile(loop, levels, max_innermost, padding_percent, {}, min_innermost);
@@ -219,8 +218,7 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
         TUNED_ASSIGN_OR_RETURN(auto split, sch.Split(loop, {Factor{}, Factor{int64_t(ctx.vector_lanes)}}));
         loop = split[0];
         lanes.push_back(split[1]);
-        max_inner = kMaxInnerVectors;
-        padding = 0;  // the vector split already padded to whole vectors
+        max_inner = kMaxInnerVectors;  // padded too: 17 vectors tile as 6 x 3 (18), 63 as 16 x 4
       }
       auto parts = TileLoop(sch, loop, 3, max_inner, padding, status, min_inner);
       TUNED_RETURN_IF_ERROR(status);

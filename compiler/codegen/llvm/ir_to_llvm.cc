@@ -7,6 +7,7 @@
 //                     branches
 //   BuildModule       one kernel function plus its packed-argument wrapper per LoweredFunc
 
+#include <bit>
 #include <cctype>
 #include <functional>
 #include <numeric>
@@ -143,7 +144,8 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   CodeGen(llvm::Module& module, const target::Target& target, int num_threads)
       : ctx_(module.getContext()), module_(module), b_(ctx_), cpu_(target.cpu),
         features_(target.FeatureString()), num_threads_(num_threads),
-        x86_(llvm::Triple(LlvmTriple(target)).isX86()), avx512_(x86_ && target.Fp32VectorLanes() == 16) {}
+        x86_(llvm::Triple(LlvmTriple(target)).isX86()), avx512_(x86_ && target.Fp32VectorLanes() == 16),
+        register_lanes_(std::max(1, target.Fp32VectorLanes())) {}
 
   void AddKernel(const LoweredFunc& func) {
     kernel_name_ = func.name;
@@ -377,8 +379,19 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
 
   void EmitVectorized(const For* op, llvm::Value* min, int64_t extent) {
     llvm::Type* t = ScalarType(op->var->type);
+    const int64_t min_divisor = analysis::KnownDivisor(op->min);
+    if (extent > register_lanes_ && extent <= kMaxLanes && !std::has_single_bit(uint64_t(extent))) {
+      // One register at a time: a vector of 48 lanes is no type the back end splits cleanly
+      // (the pieces of a 3 x 16 register tile came back through the stack, 17x slower).
+      for (int64_t first = 0; first < extent; first += register_lanes_) {
+        llvm::Value* base = b_.CreateAdd(min, llvm::ConstantInt::get(t, first));
+        EmitVectorBody(op, base, static_cast<unsigned>(std::min(register_lanes_, extent - first)),
+                       first == 0 ? min_divisor : std::gcd(min_divisor, first));
+      }
+      return;
+    }
     if (extent <= kMaxLanes) {
-      EmitVectorBody(op, min, static_cast<unsigned>(extent), analysis::KnownDivisor(op->min));
+      EmitVectorBody(op, min, static_cast<unsigned>(extent), min_divisor);
       return;
     }
     int64_t chunks = extent / kChunkLanes, rest = extent % kChunkLanes;
@@ -518,6 +531,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     if (on_stack) {
       storage = EntryAlloca(llvm::ArrayType::get(element, static_cast<uint64_t>(count)),
                             buffer->name);
+      stack_buffers_[buffer.get()] = count;
     } else {
       llvm::FunctionCallee alloc =
           RuntimeFunction("tuned_runtime_alloc", PtrType(), {b_.getInt64Ty()});
@@ -526,6 +540,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     frame_.buffers[buffer.get()] = storage;
     EmitStmt(op->body);
     frame_.buffers.erase(buffer.get());
+    stack_buffers_.erase(buffer.get());
     if (!on_stack) {
       b_.CreateCall(RuntimeFunction("tuned_runtime_free", b_.getVoidTy(), {PtrType()}), {storage});
     }
@@ -666,7 +681,10 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       case AccessKind::kContiguous: {
         llvm::Value* first = b_.CreateInBoundsGEP(element, base, EmitAtFirstLane(offset));
         llvm::Type* vt = llvm::FixedVectorType::get(element, vector_->lanes);
-        if (mask_) {
+        if (mask_ && WholeVectorInStackBuffer(buffer.get(), offset)) {
+          raw = b_.CreateSelect(mask_, b_.CreateAlignedLoad(vt, first, align, buffer->name),
+                                llvm::Constant::getNullValue(vt));
+        } else if (mask_) {
           raw = b_.CreateMaskedLoad(vt, first, align, mask_, llvm::Constant::getNullValue(vt));
         } else {
           raw = b_.CreateAlignedLoad(vt, first, align, buffer->name);
@@ -732,7 +750,10 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     value = Widen(value);
     if (kind == AccessKind::kContiguous) {
       llvm::Value* first = b_.CreateInBoundsGEP(element, base, EmitAtFirstLane(offset));
-      if (mask_) {
+      if (mask_ && WholeVectorInStackBuffer(buffer.get(), offset)) {
+        llvm::Value* old = b_.CreateAlignedLoad(value->getType(), first, align);
+        b_.CreateAlignedStore(b_.CreateSelect(mask_, value, old), first, align);
+      } else if (mask_) {
         b_.CreateMaskedStore(value, first, align, mask_);
       } else if (Streams(buffer.get(), offset)) {
         const uint64_t vector_bytes = vector_->lanes * module_.getDataLayout().getTypeAllocSize(element);
@@ -747,6 +768,18 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     }
     llvm::Value* ptrs = b_.CreateInBoundsGEP(element, base, Widen(Emit(offset)));
     b_.CreateMaskedScatter(value, ptrs, align, mask_ ? mask_ : AllLanes());
+  }
+
+  // Whether every lane of a contiguous vector access at `offset` lies inside a stack buffer of
+  // the kernel, masked lanes included. Such a buffer is private to the call (and to its thread),
+  // so a masked access may read all lanes and write back the inactive ones unchanged: plain
+  // loads, stores and selects, which LLVM promotes to registers where masked loads and stores
+  // keep a register tile's accumulators in memory (the edge tiles of a padded split).
+  bool WholeVectorInStackBuffer(const BufferNode* buffer, const Expr& offset) {
+    auto it = stack_buffers_.find(buffer);
+    if (it == stack_buffers_.end()) return false;
+    const Interval range = ConstBound(offset, bounds_);
+    return range.lo >= 0 && range.hi < it->second;
   }
 
   // Whether a whole contiguous vector store at `offset` into `buffer` streams: the buffer is one
@@ -1020,9 +1053,11 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   const int num_threads_;
   const bool x86_;
   const bool avx512_;  // x86 with AVX-512F: vector_math may use its instructions
+  const int64_t register_lanes_;  // float32 lanes of the target's vector registers
   std::string kernel_name_;
   int outlined_ = 0;
   std::unordered_set<const BufferNode*> streamed_outputs_;  // the kernel's outputs written streaming
+  std::unordered_map<const BufferNode*, int64_t> stack_buffers_;  // stack arrays in scope: elements
 
   Frame frame_;
   const VectorScope* vector_ = nullptr;  // the vectorized loop being emitted, if any

@@ -84,6 +84,37 @@ TEST(DesignSpace, PrimeAndOddExtentsSampleLowerablePaddedTiles) {
   }
 }
 
+TEST(DesignSpace, APrimeNumberOfVectorsTilesIntoRegisterRowsOfSeveralVectors) {
+  // 133 columns are 17 vectors of 8 lanes: a perfect tile of 17 holds one vector per register
+  // row, a padded one (18 or 20) two to four. Their edge tiles compute what the reference does.
+  SearchContext ctx = ContextFor("matmul(M=16,N=133,K=8)");
+  int several = 0;
+  for (const Sketch& sketch : GenerateSketches(ctx)) {
+    for (uint64_t seed = 0; seed < 24; ++seed) {
+      auto sch = SampleSketch(ctx, sketch, seed);
+      ASSERT_TRUE(sch.ok()) << sketch.name << ": " << sch.status().message();
+      const schedule::Trace& trace = sch->trace();
+      for (const auto& [index, factors] : trace.decisions) {
+        const schedule::Instruction& inst = trace.instructions[size_t(index)];
+        // The tile of the vector count: three levels of at most four vectors.
+        if (inst.kind != schedule::InstKind::kSampleTile || inst.int_attrs[1] != 4) continue;
+        int64_t product = 1;
+        for (int64_t f : factors) product *= f;
+        several += product > 17 && factors.back() > 1;
+      }
+      auto func = lower::Lower(*sch);
+      ASSERT_TRUE(func.ok()) << sketch.name << " seed " << seed << ": " << func.status().message();
+      auto inputs = ir::RandomInputs(*ctx.workload, seed);
+      auto reference = ir::EvaluateReference(*ctx.workload, inputs);
+      ASSERT_TRUE(reference.ok());
+      auto actual = lower::Interpret(*func, inputs);
+      ASSERT_TRUE(actual.ok()) << actual.status().message();
+      EXPECT_LE(ir::MaxRelativeError(*actual, reference->at("C")), 1e-5) << sketch.name << " seed " << seed;
+    }
+  }
+  EXPECT_GT(several, 0) << "no sample padded the 17 vectors to a tile of several";
+}
+
 TEST(DesignSpace, MatmulHasPackingSketchAndRegisterTile) {
   SearchContext ctx = ContextFor("matmul(M=64,N=64,K=64)");
   std::vector<Sketch> sketches = GenerateSketches(ctx);

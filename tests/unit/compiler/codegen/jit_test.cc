@@ -126,6 +126,51 @@ TEST_F(JitTest, WideVectorizedLoopIsStripMined) {
   ExpectMatchesInterpreter(f);
 }
 
+// A vectorized loop of a few registers whose width is no power of two (a register tile of three
+// vectors) is emitted one register at a time: the back end split a <48 x float> into pieces
+// that went through the stack.
+TEST_F(JitTest, AVectorOfThreeRegistersIsEmittedAsThreeRegisterVectors) {
+  const int64_t lanes = testing::HostTarget().Fp32VectorLanes();
+  for (int64_t extent : {3 * lanes, 2 * lanes + lanes / 2}) {
+    LoweredFunc f = AddProgram(ForKind::kVectorized, 2, extent);
+    std::string ir = Ir(f, false);
+    EXPECT_THAT(ir, HasSubstr("store <" + std::to_string(lanes) + " x float>")) << extent;
+    EXPECT_THAT(ir, Not(HasSubstr("<" + std::to_string(extent) + " x float>"))) << extent;
+    ExpectMatchesInterpreter(f);
+  }
+  EXPECT_THAT(Ir(AddProgram(ForKind::kVectorized, 2, 4 * lanes), false),
+              HasSubstr("store <" + std::to_string(4 * lanes) + " x float>"))
+      << "a power of two stays one vector";
+}
+
+// A masked vector access whose every lane lies in a stack array (a register tile's accumulator
+// on the edge tile of a padded split) is a plain load, a select and a store, which LLVM keeps in
+// registers; an access that may leave the array, or one to an argument, stays masked.
+TEST_F(JitTest, MaskedAccessesInsideAStackArrayAreSelects) {
+  const int64_t lanes = testing::HostTarget().Fp32VectorLanes(), n = lanes - 3;
+  for (int64_t scratch : {lanes, n}) {
+    Buffer A = MakeBuffer("A", DataType::Float32(), {n}), C = MakeBuffer("C", DataType::Float32(), {n});
+    Buffer acc = MakeBuffer("acc", DataType::Float32(), {scratch}, MemoryScope::kLocal);
+    Var j = MakeVar("j"), k = MakeVar("k");
+    Expr in_domain_j = AsExpr(j) < MakeInt(n), in_domain_k = AsExpr(k) < MakeInt(n);
+    Stmt fill = MakeFor(j, 0, lanes, ForKind::kVectorized,
+                        MakeIfThenElse(in_domain_j, MakeStore(acc, {AsExpr(j)}, MakeLoad(A, {AsExpr(j)}) * MakeFloat(2.0))));
+    Stmt write = MakeFor(k, 0, lanes, ForKind::kVectorized,
+                         MakeIfThenElse(in_domain_k, MakeStore(C, {AsExpr(k)}, MakeLoad(acc, {AsExpr(k)}) + MakeFloat(1.0))));
+    LoweredFunc f{"edge_tile", {A, C}, MakeAllocate(acc, MakeSeq({fill, write}))};
+    std::string ir = Ir(f, false);
+    auto count = [&](const std::string& what) {
+      int found = 0;
+      for (size_t at = ir.find(what); at != std::string::npos; at = ir.find(what, at + 1)) ++found;
+      return found;
+    };
+    // The argument C is always written masked, A always read masked.
+    EXPECT_EQ(count("call void @llvm.masked.store"), scratch == lanes ? 1 : 2) << ir;
+    EXPECT_EQ(count("call <" + std::to_string(lanes) + " x float> @llvm.masked.load"), scratch == lanes ? 1 : 2) << ir;
+    ExpectMatchesInterpreter(f);
+  }
+}
+
 // C[i, j] = A[i] * B[j, i] + C0[j] with j vectorized: A is lane-invariant (broadcast), B is
 // strided (gather), C0 contiguous.
 TEST_F(JitTest, VectorizedInvariantAndStridedAccesses) {

@@ -173,6 +173,30 @@ TEST(LoopUnswitch, TilesUnderAFusedParallelLoopTestOnceWhetherTheyAreFull) {
   ExpectComputes(*func, *matmul);
 }
 
+TEST(LoopUnswitch, APaddedSplitOfTheVectorsLeavesTheFullTilesNoGuard) {
+  // 269 columns are 17 vectors of 16, tiled 6 x 3 (18): partitioning cuts the tile's last
+  // vector off, whose guard `floormod(fused, 6) * 3 + 2 < 17` then depends on the fused
+  // parallel loop alone, through a floormod no loop can partition or unswitch on. Each tile
+  // tests it once with the others.
+  auto matmul = Spec("matmul(M=16,N=269,K=4)");
+  Schedule sch(matmul, 1);
+  BlockRV c = *sch.GetBlock("C");
+  std::vector<LoopRV> loops = *sch.GetLoops(c);
+  auto i = *sch.Split(loops[0], {Factor{}, Factor{int64_t(8)}});
+  auto j = *sch.Split(loops[1], {Factor{}, Factor{int64_t(16)}});
+  auto vectors = sch.Split(j[0], {Factor{int64_t(6)}, Factor{int64_t(3)}});
+  ASSERT_TRUE(vectors.ok()) << vectors.status().message();
+  ASSERT_TRUE(sch.Reorder({i[0], (*vectors)[0], loops[2], i[1], (*vectors)[1], j[1]}).ok());
+  ASSERT_TRUE(sch.Vectorize(j[1]).ok());
+  auto fused = sch.Fuse({i[0], (*vectors)[0]});
+  ASSERT_TRUE(fused.ok()) << fused.status().message();
+  ASSERT_TRUE(sch.Parallel(*fused).ok());
+  auto func = Lower(sch);
+  ASSERT_TRUE(func.ok()) << func.status().message();
+  EXPECT_GE(FindGuardFree(func->body, "C").paths, 1) << ir::ToString(func->body);
+  ExpectComputes(*func, *matmul);
+}
+
 TEST(SampleTile, PadsAPrimeExtentWithinItsBoundAndReplaysTheDecision) {
   auto matmul = Spec("matmul(M=257,N=8,K=4)");
   bool padded = false;

@@ -47,6 +47,10 @@ Status CompileModel(const CompileModelOptions& options, reuse::RecordSource& sou
     nlohmann::json f = {{"name", select.function_name}, {"packed", codegen::PackedName(select.function_name)},
                         {"key", task.workload->key()}, {"ops", task.ops}, {"weight", task.weight},
                         {"from_record", selection.from_record}};
+    if (selection.func.prepack.defined()) {
+      f["prepack"] = codegen::PackedName(lower::PrepackName(selection.func.name));
+      f["packed_bytes"] = selection.func.PackedBytes();
+    }
     if (selection.from_record) {
       f["record_id"] = selection.record_id;
       f["median_seconds"] = selection.median_seconds;

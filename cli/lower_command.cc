@@ -66,15 +66,20 @@ Status RunLower(const LowerOptions& options) {
   StatusOr<lower::LoweredFunc> func = lower::LowerTrace(workload, trace);
   if (!func.ok()) return func.status().WithContext(options.trace_file.empty() ? workload->key() : options.trace_file);
   std::string program = ir::ToString(func->body);
+  // What the prepack entry computes once from constant inputs, before the kernel's calls.
+  std::string prepack = func->prepack.defined() ? ir::ToString(func->prepack) : "";
   if (options.json) {
     nlohmann::json out = {{"key", workload->key()},
                           {"sha256", workload->key_sha256()},
                           {"flops", workload->flops()},
                           {"program", program}};
+    if (!prepack.empty()) out["prepack"] = prepack;
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("workload %s\nsha256   %s\nflops    %.0f\n\n%s", workload->key().c_str(),
-                workload->key_sha256().c_str(), workload->flops(), program.c_str());
+    std::printf("workload %s\nsha256   %s\nflops    %.0f\n\n", workload->key().c_str(),
+                workload->key_sha256().c_str(), workload->flops());
+    if (!prepack.empty()) std::printf("prepack (once, from constant inputs):\n%s\nkernel:\n", prepack.c_str());
+    std::printf("%s", program.c_str());
   }
   return Status::Ok();
 }

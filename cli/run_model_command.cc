@@ -84,11 +84,12 @@ Status RunRunModel(const RunModelFlags& flags) {
   if (manifest.is_discarded() || !manifest.contains("functions")) {
     return InvalidArgumentError("manifest '" + manifest_path + "' is not a tuned model manifest");
   }
-  std::map<std::string, std::string> packed;
+  std::map<std::string, model::CompiledKernels::Entry> packed;
   double estimated = 0;
   bool all_recorded = true;
   for (const auto& f : manifest["functions"]) {
-    packed[f.value("key", "")] = f.value("packed", "");
+    packed[f.value("key", "")] = {f.value("packed", ""), f.value("prepack", ""),
+                                  f.value("packed_bytes", std::vector<uint64_t>{})};
     all_recorded &= f.value("from_record", false);
     estimated += f.value("weight", 0) * f.value("median_seconds", 0.0);
   }

@@ -29,7 +29,8 @@ std::string DefinitionWriter::Input(const Tensor& tensor, const std::string& rol
     if (input_tensors_[i] == tensor.name) return input_names_[i];
   }
   std::string name = FreshName(role);
-  inputs_.push_back("input " + name + ": " + tensor.dtype + Dims(tensor.shape));
+  // A model's weights are constants: a kernel may pack them once, before its calls.
+  inputs_.push_back("input " + name + ": " + (tensor.is_constant ? "const " : "") + tensor.dtype + Dims(tensor.shape));
   input_tensors_.push_back(tensor.name);
   input_names_.push_back(name);
   return name;

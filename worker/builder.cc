@@ -36,22 +36,29 @@ std::unique_ptr<Builder> MakeJitBuilder() { return std::make_unique<JitBuilder>(
 
 StatusOr<CompiledCandidate> CompileToObject(const lower::LoweredFunc& func,
                                             const target::Target& target) {
+  if (func.num_packed > kMaxPackedBuffers) {
+    return InvalidArgumentError("code generation: " + std::to_string(func.num_packed) +
+                                " packed buffers; at most " + std::to_string(kMaxPackedBuffers));
+  }
   StatusOr<std::string> object = codegen::EmitObject({func}, target);
   if (!object.ok()) return object.status().WithContext("code generation");
   CompiledCandidate compiled;
   compiled.object = std::move(object).value();
   compiled.kernel_name = func.name;
   compiled.num_args = func.args.size();
+  compiled.packed_bytes = func.PackedBytes();
   return compiled;
 }
 
 StatusOr<BuiltKernel> LinkCandidate(codegen::LlvmJit& jit, const CompiledCandidate& compiled) {
-  if (compiled.native != nullptr) return BuiltKernel{nullptr, compiled.native};
+  if (compiled.native != nullptr) return BuiltKernel{nullptr, compiled.native, nullptr, {}};
   StatusOr<std::unique_ptr<codegen::JitKernel>> kernel =
-      jit.Load(compiled.object, compiled.kernel_name, compiled.num_args);
+      jit.Load(compiled.object, compiled.kernel_name, compiled.num_args, !compiled.packed_bytes.empty());
   if (!kernel.ok()) return kernel.status().WithContext("code generation");
   BuiltKernel built;
   built.entry = (*kernel)->packed();
+  built.prepack = (*kernel)->prepack();
+  built.packed_bytes = compiled.packed_bytes;
   built.kernel = std::shared_ptr<const codegen::JitKernel>(std::move(kernel).value());
   return built;
 }

@@ -35,10 +35,16 @@ namespace tuned::worker {
 
 /// What a build process hands back: the object file of one kernel, or (tests only) a
 /// function of this program, whose address is the same in the worker after the fork.
+/// Most packed buffers a candidate may have (a build process reports their sizes in a header).
+inline constexpr size_t kMaxPackedBuffers = 8;
+
 struct CompiledCandidate {
   std::string object;            // relocatable object file for the worker's target
   std::string kernel_name;       // the kernel in it (its `_packed` entry is called)
   size_t num_args = 0;           // buffers the kernel takes
+  /// Bytes of each packed buffer (the arguments before the output, after the inputs), which
+  /// the kernel's prepack entry fills from constant inputs; empty: no prepack entry.
+  std::vector<uint64_t> packed_bytes;
   KernelEntry native = nullptr;  // set instead of `object` by test builders
 };
 
@@ -46,6 +52,8 @@ struct CompiledCandidate {
 struct BuiltKernel {
   std::shared_ptr<const codegen::JitKernel> kernel;  // owns the machine code
   KernelEntry entry = nullptr;                       // packed-arguments entry point
+  KernelEntry prepack = nullptr;                     // its prepack entry, if any
+  std::vector<uint64_t> packed_bytes;                // CompiledCandidate::packed_bytes
 };
 
 class Builder {

@@ -1,5 +1,6 @@
 #include "worker/contained_build.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tuned::worker {
@@ -12,6 +13,8 @@ struct ResultHeader {
   uint32_t failed = 0;   // 1: the text is the compiler's error
   uint64_t native = 0;   // CompiledCandidate::native
   uint64_t num_args = 0;
+  uint64_t num_packed = 0;
+  uint64_t packed_bytes[kMaxPackedBuffers] = {};
   uint64_t name_bytes = 0;
   uint64_t payload_bytes = 0;
 };
@@ -28,6 +31,11 @@ bool WriteResult(void* memory, size_t capacity, const StatusOr<CompiledCandidate
   header.failed = result.ok() ? 0 : 1;
   header.native = result.ok() ? reinterpret_cast<uint64_t>(result->native) : 0;
   header.num_args = result.ok() ? result->num_args : 0;
+  if (result.ok()) {
+    header.num_packed = std::min<size_t>(result->packed_bytes.size(), kMaxPackedBuffers);
+    std::copy_n(result->packed_bytes.begin(), std::min<size_t>(header.num_packed, kMaxPackedBuffers),
+                header.packed_bytes);
+  }
   header.name_bytes = name.size();
   header.payload_bytes = payload.size();
   header.written = 1;
@@ -98,6 +106,7 @@ StatusOr<ContainedBuildOutcome> BuildProcess::Run(
   outcome.compiled.kernel_name.assign(text, header.name_bytes);
   outcome.compiled.object.assign(text + header.name_bytes, header.payload_bytes);
   outcome.compiled.num_args = header.num_args;
+  outcome.compiled.packed_bytes.assign(header.packed_bytes, header.packed_bytes + header.num_packed);
   outcome.compiled.native = reinterpret_cast<KernelEntry>(header.native);
   return outcome;
 }

@@ -233,6 +233,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     }
     RunRequest request;
     request.entry = built.kernel->entry;
+    request.prepack = built.kernel->prepack;
+    request.packed_bytes = built.kernel->packed_bytes;
     request.inputs = data.InputPointers();
     request.output = data.workload->output_stage().output;
     request.config = DefaultMeasureConfig();
@@ -382,6 +384,8 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     const WorkloadData& data = *built.data;
     RunRequest request;
     request.entry = built.kernel.entry;
+    request.prepack = built.kernel.prepack;
+    request.packed_bytes = built.kernel.packed_bytes;
     request.inputs = data.InputPointers();
     request.output = data.workload->output_stage().output;
     request.config = built.config;

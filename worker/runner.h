@@ -25,6 +25,10 @@ namespace tuned::worker {
 
 struct RunRequest {
   KernelEntry entry = nullptr;
+  /// Run once before the first run, untimed, when the kernel has packed buffers
+  /// (BuiltKernel::prepack, packed_bytes): what a caller does once per constant input.
+  KernelEntry prepack = nullptr;
+  std::vector<uint64_t> packed_bytes;
   /// Input buffers in argument order (typed, 64-byte aligned); the child may not change them.
   std::vector<const void*> inputs;
   ir::Buffer output;

@@ -1,5 +1,6 @@
 #include "compiler/ir/workload.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/check.h"
@@ -49,7 +50,9 @@ std::string Workload::Definition() const {
     for (size_t i = 0; i < b->shape.size(); ++i) s += (i ? "," : "") + std::to_string(b->shape[i]);
     return s + "]";
   };
-  for (const Buffer& in : inputs_) os << "input " << in->name << ": " << shape(in) << "\n";
+  for (const Buffer& in : inputs_) {
+    os << "input " << in->name << ": " << (IsConstantInput(in.get()) ? "const " : "") << shape(in) << "\n";
+  }
   for (const ComputeStage& st : stages_) {
     os << st.name << ": " << shape(st.output) << " [";
     for (size_t i = 0; i < st.axes.size(); ++i) os << (i ? ", " : "") << st.axes[i].var->name;
@@ -67,10 +70,15 @@ std::string Workload::Definition() const {
   return os.str();
 }
 
-Buffer WorkloadBuilder::Input(std::string name, DataType dtype, std::vector<int64_t> shape) {
+Buffer WorkloadBuilder::Input(std::string name, DataType dtype, std::vector<int64_t> shape, bool constant) {
   Buffer b = MakeBuffer(std::move(name), dtype, std::move(shape));
   workload_.inputs_.push_back(b);
+  if (constant) workload_.constant_inputs_.push_back(b.get());
   return b;
+}
+
+bool Workload::IsConstantInput(const BufferNode* buffer) const {
+  return std::find(constant_inputs_.begin(), constant_inputs_.end(), buffer) != constant_inputs_.end();
 }
 
 // Counts arithmetic operations on values in a body (each Binary/Call is one); index arithmetic

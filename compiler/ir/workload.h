@@ -46,6 +46,10 @@ struct ComputeStage {
 class Workload {
  public:
   const std::vector<Buffer>& inputs() const { return inputs_; }
+  /// Whether input `buffer` is a constant of the program the kernel serves (a model's weight):
+  /// the same values in every call, so what a schedule derives from it alone (a packed copy)
+  /// may be computed once, before the calls (lower::LoweredFunc::prepack).
+  bool IsConstantInput(const BufferNode* buffer) const;
   const std::vector<ComputeStage>& stages() const { return stages_; }
   const ComputeStage& output_stage() const { return stages_.back(); }
   /// All buffers a kernel takes as arguments: inputs, then the output.
@@ -65,6 +69,7 @@ class Workload {
  private:
   friend class WorkloadBuilder;
   std::vector<Buffer> inputs_;
+  std::vector<const BufferNode*> constant_inputs_;
   std::vector<ComputeStage> stages_;
   std::string op_ = "custom";
   std::vector<std::pair<std::string, std::string>> params_;
@@ -76,7 +81,7 @@ class Workload {
 /// Builds a workload stage by stage.
 class WorkloadBuilder {
  public:
-  Buffer Input(std::string name, DataType dtype, std::vector<int64_t> shape);
+  Buffer Input(std::string name, DataType dtype, std::vector<int64_t> shape, bool constant = false);
 
   using BodyFn = std::function<Expr(const std::vector<Expr>& axes, const std::vector<Expr>& reduce_axes)>;
   /// Adds a stage named `name` of the given output shape; `body` receives the axis variables.

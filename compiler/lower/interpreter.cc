@@ -81,9 +81,9 @@ StatusOr<std::vector<double>> Interpret(const LoweredFunc& func,
   Interpreter interp;
   for (size_t i = 0; i < func.args.size(); ++i) {
     const Buffer& b = func.args[i];
-    bool is_output = i + 1 == func.args.size();
+    bool written = i >= func.num_inputs();  // packed buffers and the output
     std::vector<double> data;
-    if (is_output) {
+    if (written) {
       data.assign(b->num_elements(), NAN);
     } else {
       auto it = inputs.find(b->name);
@@ -95,6 +95,9 @@ StatusOr<std::vector<double>> Interpret(const LoweredFunc& func,
     }
     interp.storage().push_back({b, std::move(data), true});
     interp.eval().tensors[b.get()] = &interp.storage().back();
+  }
+  if (func.prepack.defined()) {
+    TUNED_RETURN_IF_ERROR(interp.Run(func.prepack).WithContext("interpret " + PrepackName(func.name)));
   }
   TUNED_RETURN_IF_ERROR(interp.Run(func.body).WithContext("interpret " + func.name));
   return interp.eval().tensors[func.args.back().get()]->data;

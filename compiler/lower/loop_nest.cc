@@ -68,16 +68,52 @@ class NestGenerator {
     return CheckReadsFollowWrites();
   }
 
-  Stmt Generate() {
-    std::vector<Stmt> top;
+  LoopNests Generate(bool prepack_constants) {
+    const std::vector<bool> constant = prepack_constants ? ConstantStages() : std::vector<bool>(state_.stages.size());
+    std::vector<Stmt> top, prepack;
+    LoopNests nests;
     for (int id : state_.order) {
       const Stage& st = state_.stages[id];
-      if (st.is_live() && st.attach == AttachKind::kRoot) top.push_back(GenLevel(id, 0, false));
+      if (!st.is_live() || st.attach != AttachKind::kRoot) continue;
+      if (constant[size_t(id)]) {
+        prepack.push_back(GenLevel(id, 0, false));
+        nests.packed.push_back(ctx_.placements.at(st.output.get()).allocated);
+      } else {
+        top.push_back(GenLevel(id, 0, false));
+      }
     }
-    return WrapAllocations(-1, -1, ir::MakeSeq(std::move(top)));
+    nests.body = WrapAllocations(-1, -1, ir::MakeSeq(std::move(top)), constant);
+    if (!prepack.empty()) nests.prepack = ir::MakeSeq(std::move(prepack));
+    return nests;
   }
 
  private:
+  // The root stages that read constant inputs only (directly or through other such stages),
+  // write a buffer of their own and have nothing computed inside their loops: a weight's
+  // packed copy, which the kernel's prepack entry computes once, before its calls.
+  std::vector<bool> ConstantStages() const {
+    std::vector<bool> constant(state_.stages.size());
+    for (int id : state_.order) {  // producers first
+      const Stage& st = state_.stages[id];
+      auto placed = ctx_.placements.find(st.output.get());
+      if (!st.is_live() || st.attach != AttachKind::kRoot || placed == ctx_.placements.end() ||
+          placed->second.stage != -1) {
+        continue;
+      }
+      std::vector<ir::Buffer> reads = state_.ReadBuffers(id);
+      bool from_constants = !reads.empty();
+      for (const ir::Buffer& b : reads) {
+        const int producer = state_.ProducerOf(b.get());
+        from_constants &= producer < 0 ? state_.workload->IsConstantInput(b.get()) : constant[size_t(producer)];
+      }
+      for (const Stage& other : state_.stages) {
+        from_constants &= !(other.is_live() && other.attach != AttachKind::kRoot && other.attach_stage == id);
+      }
+      constant[size_t(id)] = from_constants;
+    }
+    return constant;
+  }
+
   int RootAncestor(int id) const {
     while (state_.stages[id].attach == AttachKind::kComputeAt ||
            state_.stages[id].attach == AttachKind::kReverseComputeAt) {
@@ -160,11 +196,13 @@ class NestGenerator {
     return found;
   }
 
-  Stmt WrapAllocations(int stage, int loop, Stmt body) const {
+  // `skip`: stages whose buffers are not allocated here (the prepacked ones: arguments).
+  Stmt WrapAllocations(int stage, int loop, Stmt body, const std::vector<bool>& skip = {}) const {
     // In reverse stage order, so that allocations read in stage order from the outside in.
     for (auto id = state_.order.rbegin(); id != state_.order.rend(); ++id) {
       auto it = ctx_.placements.find(state_.stages[*id].output.get());
       if (!state_.stages[*id].is_live() || it == ctx_.placements.end()) continue;
+      if (!skip.empty() && skip[size_t(*id)]) continue;
       if (it->second.stage == stage && it->second.loop == loop) {
         body = ir::MakeAllocate(it->second.allocated, body);
       }
@@ -266,10 +304,10 @@ class NestGenerator {
 
 }  // namespace
 
-StatusOr<Stmt> GenerateLoopNests(LoweringContext& ctx) {
+StatusOr<LoopNests> GenerateLoopNests(LoweringContext& ctx, bool prepack_constants) {
   NestGenerator generator(ctx);
   TUNED_RETURN_IF_ERROR(generator.Validate());
-  return generator.Generate();
+  return generator.Generate(prepack_constants);
 }
 
 }  // namespace tuned::lower

@@ -27,6 +27,10 @@ struct LowerOptions {
   /// copies made per edge would crowd its other stores out of the feature vector) and for GPU
   /// lowering (copies would duplicate shared allocations and barriers).
   bool hoist_guards = true;
+  /// Root stages that derive a buffer from the workload's constant inputs alone go into the
+  /// function's prepack entry (LoweredFunc::prepack). Off for GPU lowering (its kernels have
+  /// no such entry yet).
+  bool prepack_constants = true;
 };
 
 /// Lowers `state` into a kernel named `name`. Fails (InvalidArgument) when the state cannot be

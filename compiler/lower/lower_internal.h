@@ -54,8 +54,15 @@ Status InferBounds(LoweringContext& ctx);
 /// vector loop walks along goes last (buffer_layout.cc).
 void ChooseBufferLayouts(LoweringContext& ctx);
 
-/// Generates the loop program of all live stages.
-StatusOr<ir::Stmt> GenerateLoopNests(LoweringContext& ctx);
+/// The loop program of all live stages: `body`; with `prepack_constants`, the root stages that
+/// derive a buffer from constant inputs alone are `prepack`, writing `packed` (not allocated
+/// in `body`, which reads them).
+struct LoopNests {
+  ir::Stmt body;
+  ir::Stmt prepack;  // undefined: none
+  std::vector<ir::Buffer> packed;
+};
+StatusOr<LoopNests> GenerateLoopNests(LoweringContext& ctx, bool prepack_constants);
 
 }  // namespace tuned::lower
 

@@ -8,14 +8,29 @@
 #include "compiler/reuse/apply_history_best.h"
 #include "compiler/reuse/gpu/emit_gpu_library.h"
 #include "compiler/reuse/record_source.h"
+#include "compiler/runtime/packed_constants.h"
+#include "compiler/runtime/parallel.h"
 #include "target/target.h"
 #include "tuned/compiler.h"
 
 namespace tuned {
 
+Kernel::Kernel() = default;
 Kernel::~Kernel() = default;
 
-Status Kernel::Run(const std::vector<void*>& buffers) const { return jit_->Run(buffers); }
+Status Kernel::Run(const std::vector<void*>& buffers) const {
+  if (!packed_) return jit_->Run(buffers);
+  if (buffers.size() != num_inputs_ + 1) {
+    return InvalidArgumentError("kernel " + jit_->name() + " takes " + std::to_string(num_inputs_ + 1) +
+                                " buffers (inputs, then the output), got " + std::to_string(buffers.size()));
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (reinterpret_cast<uintptr_t>(buffers[i]) % runtime::kBufferAlignment != 0) {
+      return InvalidArgumentError("kernel " + jit_->name() + ": argument " + std::to_string(i) + " is not 64-byte aligned");
+    }
+  }
+  return jit_->Run(packed_->Arguments(buffers));
+}
 
 GpuKernel::~GpuKernel() = default;
 
@@ -110,6 +125,14 @@ StatusOr<std::shared_ptr<const Kernel>> Compiler::GetKernel(const std::string& w
   TUNED_ASSIGN_OR_RETURN(reuse::Selection selection, reuse::SelectKernel(workload, *source_, select));
   std::shared_ptr<Kernel> kernel(new Kernel());
   TUNED_ASSIGN_OR_RETURN(kernel->jit_, jit_->Compile(selection.func));
+  if (selection.func.prepack.defined()) {
+    const lower::LoweredFunc& func = selection.func;
+    std::vector<bool> constant;
+    for (const ir::Buffer& in : workload.inputs()) constant.push_back(workload.IsConstantInput(in.get()));
+    kernel->num_inputs_ = func.num_inputs();
+    kernel->packed_ = std::make_unique<runtime::PackedConstants>(kernel->jit_->prepack(), std::move(constant),
+                                                                 func.PackedBytes());
+  }
   kernel->workload_key_ = workload.key();
   kernel->from_record_ = selection.from_record;
   kernel->record_id_ = selection.record_id;

@@ -260,7 +260,9 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
   }
   for (const ir::BufferNode* input : panels) {
     TUNED_ASSIGN_OR_RETURN(BlockRV panel, sch.CacheRead(block, ReadIndexOf(sch, stage, input), "global"));
-    TUNED_RETURN_IF_ERROR(sch.ComputeAt(panel, outer.back()));
+    // A constant input (a model's weight) is laid out whole, once, by the kernel's prepack
+    // entry; any other is staged per outer tile, in every call.
+    if (!ctx.workload->IsConstantInput(input)) TUNED_RETURN_IF_ERROR(sch.ComputeAt(panel, outer.back()));
     TUNED_RETURN_IF_ERROR(PackAlong(sch, panel, PanelDimension(sch, stage, sch.StageOf(panel), vector_axis),
                                     ctx.vector_lanes));
   }

@@ -21,7 +21,8 @@
 ///      reads its image, or no whole vectors), another sketch vectorizes along another spatial
 ///      axis with whole vectors (vector_axis.h: a convolution's output channels), staging the
 ///      inputs it walks across into panels at the last outer loop, laid out with that axis
-///      innermost; and the *reduce-outside* sketch orders the tiles S R S R S (Ansor's CPU
+///      innermost (a constant input, a model's weight, whole at the root: the kernel's prepack
+///      entry lays it out once, lower.h); and the *reduce-outside* sketch orders the tiles S R S R S (Ansor's CPU
 ///      structure): each outer reduction block sweeps the middle spatial tiles, whose
 ///      accumulator (a buffer of the outer tile, copied back after the last reduction loop)
 ///      stays in cache, so a GEMV streams whole rows of its matrix;

@@ -1,6 +1,7 @@
 #include "server/search/evolutionary_search.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -27,7 +28,26 @@ struct Individual {
   std::string hash;
   std::vector<float> features;
   double score = 0;
+  int sketch = -1;  // the sketch it was sampled from (mutants keep it); -1: unknown (a seed)
 };
+
+// `sorted` (best score first) with up to `quota` of each sketch's best first, the rest after in
+// score order: a sketch whose candidates the model ranks low early on (it has seen few of
+// them) still has some measured in every batch and kept in every generation.
+std::vector<Individual> SketchesFirst(std::vector<Individual> sorted, int quota) {
+  std::map<int, int> taken;
+  std::vector<Individual> first, rest;
+  for (Individual& ind : sorted) {
+    if (ind.sketch >= 0 && taken[ind.sketch] < quota) {
+      ++taken[ind.sketch];
+      first.push_back(std::move(ind));
+    } else {
+      rest.push_back(std::move(ind));
+    }
+  }
+  std::move(rest.begin(), rest.end(), std::back_inserter(first));
+  return first;
+}
 
 // How fast a measured candidate was, by the cost model's labelling rule (0 when unknown).
 double Throughput(const ir::Workload& workload, const v1::MeasureResult& result) {
@@ -80,7 +100,9 @@ class EvolutionarySearch : public SearchStrategy {
 
     std::vector<Candidate> batch;
     int exploit = n - int(double(n) * options_.epsilon + 0.5);
-    TUNED_RETURN_IF_ERROR(ProposeFresh(population, exploit, batch));
+    TUNED_RETURN_IF_ERROR(KeepFresh(population));
+    population = SketchesFirst(std::move(population), SketchQuota(exploit));
+    Propose(population, exploit, batch);
     for (int misses = 0; int(batch.size()) < n && misses < 100 + 10 * n;) {
       // Sample what is still missing, then ask about all of it at once.
       std::vector<Individual> sampled;
@@ -93,9 +115,10 @@ class EvolutionarySearch : public SearchStrategy {
         }
         sampled.push_back(std::move(*ind));
       }
-      size_t before = batch.size();
-      TUNED_RETURN_IF_ERROR(ProposeFresh(sampled, n, batch));
-      misses += int(sampled.size() - (batch.size() - before));
+      const size_t before = batch.size(), tried = sampled.size();
+      TUNED_RETURN_IF_ERROR(KeepFresh(sampled));
+      Propose(sampled, n, batch);
+      misses += int(tried - (batch.size() - before));
     }
     if (check_.DroppedSummary() != logged_drops_) {
       logged_drops_ = check_.DroppedSummary();
@@ -167,10 +190,25 @@ class EvolutionarySearch : public SearchStrategy {
 
   std::optional<Individual> SampleFresh() {
     if (sketches_.empty()) return std::nullopt;
-    const Sketch& sketch = sketches_[rng_() % sketches_.size()];
-    StatusOr<schedule::Schedule> sch = SampleSketch(context_, sketch, rng_());
+    const int index = int(rng_() % sketches_.size());
+    StatusOr<schedule::Schedule> sch = SampleSketch(context_, sketches_[size_t(index)], rng_());
     if (!sch.ok()) return std::nullopt;
-    return FromSchedule(*sch);
+    std::optional<Individual> ind = FromSchedule(*sch);
+    if (ind) SetSketch(*ind, index);
+    return ind;
+  }
+
+  void SetSketch(Individual& ind, int sketch) {
+    ind.sketch = sketch;
+    sketch_of_[ind.hash] = sketch;
+  }
+
+  // How many of `slots` each sketch is sure of: a quarter of them shared out, at least one
+  // each where there are more slots than sketches.
+  int SketchQuota(int slots) const {
+    const int sketches = int(sketches_.size());
+    if (sketches < 2) return 0;
+    return std::max(slots >= sketches ? 1 : 0, slots / (4 * sketches));
   }
 
   std::vector<Individual> InitialPopulation() {
@@ -178,6 +216,7 @@ class EvolutionarySearch : public SearchStrategy {
     std::set<std::string> hashes;
     for (const auto& [trace, throughput] : best_) {
       if (auto ind = Evaluate(trace, {}); ind && hashes.insert(ind->hash).second) {
+        if (auto known = sketch_of_.find(ind->hash); known != sketch_of_.end()) ind->sketch = known->second;
         population.push_back(std::move(*ind));
       }
     }
@@ -206,7 +245,10 @@ class EvolutionarySearch : public SearchStrategy {
       }
       std::optional<Decisions> decisions = mutator->Apply(parent.trace, rng_);
       if (!decisions) continue;
-      if (auto child = Evaluate(parent.trace, *decisions)) return child;
+      if (auto child = Evaluate(parent.trace, *decisions)) {
+        if (parent.sketch >= 0) SetSketch(*child, parent.sketch);
+        return child;
+      }
     }
     return std::nullopt;
   }
@@ -223,6 +265,7 @@ class EvolutionarySearch : public SearchStrategy {
   std::vector<Individual> Survivors(std::vector<Individual> all) {
     std::stable_sort(all.begin(), all.end(),
                      [](const Individual& a, const Individual& b) { return a.score > b.score; });
+    all = SketchesFirst(std::move(all), SketchQuota(options_.population));
     std::vector<Individual> kept;
     std::set<std::string> hashes;
     for (Individual& ind : all) {
@@ -232,18 +275,26 @@ class EvolutionarySearch : public SearchStrategy {
     return kept;
   }
 
-  // Proposes individuals in order, the fresh ones only, until `batch` holds `limit`; one
-  // database read for all of them.
-  Status ProposeFresh(std::vector<Individual>& individuals, int limit, std::vector<Candidate>& batch) {
+  // Drops the individuals measured or proposed before (the seeds among them), keeping the
+  // order; one database read for all of them.
+  Status KeepFresh(std::vector<Individual>& individuals) {
     std::vector<std::string> hashes;
     for (const Individual& ind : individuals) hashes.push_back(ind.hash);
     TUNED_ASSIGN_OR_RETURN(std::vector<bool> fresh, filter_.Fresh(hashes));
+    std::vector<Individual> kept;
+    for (size_t i = 0; i < individuals.size(); ++i) {
+      if (fresh[i]) kept.push_back(std::move(individuals[i]));
+    }
+    individuals = std::move(kept);
+    return Status::Ok();
+  }
+
+  // Proposes fresh individuals (KeepFresh) in order until `batch` holds `limit`.
+  void Propose(std::vector<Individual>& individuals, int limit, std::vector<Candidate>& batch) {
     for (size_t i = 0; i < individuals.size() && int(batch.size()) < limit; ++i) {
-      if (!fresh[i]) continue;
       filter_.Take(individuals[i].hash);
       batch.push_back(Candidate{std::move(individuals[i].proto), individuals[i].hash, individuals[i].score});
     }
-    return Status::Ok();
   }
 
   SearchContext context_;
@@ -257,6 +308,7 @@ class EvolutionarySearch : public SearchStrategy {
   CandidateCheck check_;                                 // drops what cannot run on the target
   std::string logged_drops_ = "none";                    // the drop counts last logged
   std::map<std::string, std::vector<float>> features_;  // trace hash -> features
+  std::map<std::string, int> sketch_of_;                 // trace hash -> sketch sampled from
   std::vector<std::pair<schedule::Trace, double>> best_; // best measured, fastest first
 };
 

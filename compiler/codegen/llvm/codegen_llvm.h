@@ -6,10 +6,13 @@
 /// assembly) or as an ELF/Mach-O/COFF object file. The JIT (llvm_jit.h) shares the translation.
 ///
 /// C ABI of a generated kernel `f` whose LoweredFunc has arguments a_0 .. a_{n-1} (inputs, then
-/// the output):
+/// the packed buffers, then the output):
 ///
 ///   void f(T_0* a_0, ..., T_{n-1}* a_{n-1});   // one pointer per buffer, dense row-major
 ///   void f_packed(void* const* args);          // the same, args[i] = a_i (for generic callers)
+///   void f_prepack(...), f_prepack_packed(...) // with packed buffers only: the same arguments;
+///                                              // fills them from the constant inputs, to be
+///                                              // called once before f runs on those values
 ///
 /// with T = int8_t/int32_t/int64_t/_Float16 (uint16_t storage)/float/double. The caller
 /// guarantees, and the generated code assumes (LLVM `noalias align 64`):
@@ -46,7 +49,10 @@
 ///   analysis/fma.h MatchFma finds a contraction;
 /// - Select, && and || evaluate an operand that loads or may trap only when it is chosen;
 /// - float32 exp (and sigmoid's), tanh and erf are emitted inline (vector_math_internal.h), not
-///   a libm call per lane; a vector divided by a lane-uniform value is multiplied by its reciprocal.
+///   a libm call per lane; a vector divided by a lane-uniform value is multiplied by its reciprocal;
+/// - a vectorized loop wider than one register and no power of two in lanes (3 x 16) is emitted
+///   one register at a time; a masked access whose lanes all lie in a stack array is a plain
+///   load, select and store, which LLVM keeps in registers (an edge tile's accumulators).
 
 #include <cstdint>
 #include <string>

@@ -1074,7 +1074,13 @@ StatusOr<std::unique_ptr<llvm::Module>> BuildModule(llvm::LLVMContext& context,
                                                     const CodegenOptions& options) {
   if (funcs.empty()) return InvalidArgumentError("no kernels to compile");
   std::unordered_set<std::string> names;
+  // Each kernel, and its prepack entry where it has packed buffers.
+  std::vector<LoweredFunc> kernels;
   for (const LoweredFunc& f : funcs) {
+    kernels.push_back(f);
+    if (f.prepack.defined()) kernels.push_back(lower::PrepackFunc(f));
+  }
+  for (const LoweredFunc& f : kernels) {
     TUNED_RETURN_IF_ERROR(CheckFunc(f));
     if (!names.insert(f.name).second || !names.insert(PackedName(f.name)).second) {
       return InvalidArgumentError("kernel name " + f.name + " is used twice");
@@ -1086,7 +1092,7 @@ StatusOr<std::unique_ptr<llvm::Module>> BuildModule(llvm::LLVMContext& context,
   module->setDataLayout(tm->createDataLayout());
   int threads = options.num_threads > 0 ? options.num_threads : target.num_cores;
   CodeGen codegen(*module, target, threads);
-  for (const LoweredFunc& f : funcs) codegen.AddKernel(f);
+  for (const LoweredFunc& f : kernels) codegen.AddKernel(f);
   std::string errors;
   llvm::raw_string_ostream stream(errors);
   if (llvm::verifyModule(*module, &stream)) {

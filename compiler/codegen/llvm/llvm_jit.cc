@@ -133,15 +133,9 @@ StatusOr<std::unique_ptr<JitKernel>> LlvmJit::Compile(const lower::LoweredFunc& 
       jit.addIRModule(*owner->dylib,
                       llvm::orc::ThreadSafeModule(std::move(module), std::move(context))),
       where));
-  TUNED_ASSIGN_OR_RETURN(llvm::orc::ExecutorAddr entry,
-                         internal::ToStatusOr(jit.lookup(*owner->dylib, PackedName(func.name)), where));
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<JitKernel> kernel,
+                         Entries(std::move(owner), func.name, func.args.size(), func.prepack.defined(), where));
   stats.machine_code_ms = MillisecondsSince(start);
-
-  std::unique_ptr<JitKernel> kernel(new JitKernel());
-  kernel->owner_ = std::move(owner);
-  kernel->name_ = func.name;
-  kernel->num_args_ = func.args.size();
-  kernel->packed_ = entry.toPtr<JitKernel::PackedFn>();
   kernel->stats_ = stats;
   return kernel;
 }
@@ -159,8 +153,28 @@ StatusOr<std::shared_ptr<JitKernel::Owner>> LlvmJit::NewKernelDylib(const std::s
   return owner;
 }
 
+StatusOr<std::unique_ptr<JitKernel>> LlvmJit::Entries(std::shared_ptr<JitKernel::Owner> owner,
+                                                      const std::string& name, size_t num_args,
+                                                      bool has_prepack, const std::string& where) {
+  llvm::orc::LLJIT& jit = *session_->jit;
+  TUNED_ASSIGN_OR_RETURN(llvm::orc::ExecutorAddr entry,
+                         internal::ToStatusOr(jit.lookup(*owner->dylib, PackedName(name)), where));
+  std::unique_ptr<JitKernel> kernel(new JitKernel());
+  kernel->packed_ = entry.toPtr<JitKernel::PackedFn>();
+  if (has_prepack) {
+    TUNED_ASSIGN_OR_RETURN(
+        llvm::orc::ExecutorAddr prepack,
+        internal::ToStatusOr(jit.lookup(*owner->dylib, PackedName(lower::PrepackName(name))), where));
+    kernel->prepack_ = prepack.toPtr<JitKernel::PackedFn>();
+  }
+  kernel->owner_ = std::move(owner);
+  kernel->name_ = name;
+  kernel->num_args_ = num_args;
+  return kernel;
+}
+
 StatusOr<std::unique_ptr<JitKernel>> LlvmJit::Load(std::string_view object, const std::string& name,
-                                                   size_t num_args) {
+                                                   size_t num_args, bool has_prepack) {
   std::lock_guard<std::mutex> lock(compile_mutex_);
   CompileStats stats;
   const Clock::time_point start = Clock::now();
@@ -171,15 +185,9 @@ StatusOr<std::unique_ptr<JitKernel>> LlvmJit::Load(std::string_view object, cons
       jit.addObjectFile(*owner->dylib, llvm::MemoryBuffer::getMemBufferCopy(
                                            llvm::StringRef(object.data(), object.size()), name)),
       where));
-  TUNED_ASSIGN_OR_RETURN(llvm::orc::ExecutorAddr entry,
-                         internal::ToStatusOr(jit.lookup(*owner->dylib, PackedName(name)), where));
+  TUNED_ASSIGN_OR_RETURN(std::unique_ptr<JitKernel> kernel,
+                         Entries(std::move(owner), name, num_args, has_prepack, where));
   stats.machine_code_ms = MillisecondsSince(start);
-
-  std::unique_ptr<JitKernel> kernel(new JitKernel());
-  kernel->owner_ = std::move(owner);
-  kernel->name_ = name;
-  kernel->num_args_ = num_args;
-  kernel->packed_ = entry.toPtr<JitKernel::PackedFn>();
   kernel->stats_ = stats;
   return kernel;
 }

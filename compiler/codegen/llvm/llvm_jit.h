@@ -46,6 +46,9 @@ class JitKernel {
   size_t num_args() const { return num_args_; }
   /// The `<name>_packed` entry point: args[i] points to argument i.
   PackedFn packed() const { return packed_; }
+  /// The prepack entry (`<name>_prepack_packed`, the same arguments), or null when the kernel
+  /// has no packed buffers (lower::LoweredFunc::prepack): call it once before the kernel.
+  PackedFn prepack() const { return prepack_; }
   /// Runs the kernel after checking the argument count and the 64-byte alignment.
   Status Run(const std::vector<void*>& args) const;
   const CompileStats& stats() const { return stats_; }
@@ -59,6 +62,7 @@ class JitKernel {
   std::string name_;
   size_t num_args_ = 0;
   PackedFn packed_ = nullptr;
+  PackedFn prepack_ = nullptr;
   CompileStats stats_;
 };
 
@@ -75,13 +79,17 @@ class LlvmJit {
 
   /// Links `object`, a relocatable object file of kernel `name` with `num_args` buffers built
   /// for this JIT's target (EmitObject's output, possibly made in another process), and
-  /// returns it like Compile. Its stats hold only machine_code_ms (the link).
+  /// returns it like Compile; `has_prepack`: it defines the kernel's prepack entry too. Its
+  /// stats hold only machine_code_ms (the link).
   StatusOr<std::unique_ptr<JitKernel>> Load(std::string_view object, const std::string& name,
-                                            size_t num_args);
+                                            size_t num_args, bool has_prepack = false);
 
   const target::Target& target() const { return target_; }
 
  private:
+  /// The kernel in `owner`'s dylib: its packed entry and, with `has_prepack`, its prepack entry.
+  StatusOr<std::unique_ptr<JitKernel>> Entries(std::shared_ptr<JitKernel::Owner> owner, const std::string& name,
+                                               size_t num_args, bool has_prepack, const std::string& where);
   /// A fresh dylib for one kernel, linked against the main dylib (process and runtime symbols).
   StatusOr<std::shared_ptr<JitKernel::Owner>> NewKernelDylib(const std::string& where);
   friend class JitKernel;

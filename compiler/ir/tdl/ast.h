@@ -49,6 +49,7 @@ struct AstParam {
 /// `input A: float32[M, K]`
 struct AstInput {
   Token name;
+  bool constant = false;  // `input w: const float32[...]`
   Token dtype;
   std::vector<AstExprPtr> shape;
 };

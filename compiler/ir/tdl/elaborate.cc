@@ -174,7 +174,7 @@ class Elaborator {
       shape.push_back(extent);
     }
     TUNED_RETURN_IF_ERROR(CheckSize(in.name, dtype, shape));
-    tensors_[in.name.text] = builder_.Input(in.name.text, dtype, shape);
+    tensors_[in.name.text] = builder_.Input(in.name.text, dtype, shape, in.constant);
     tensor_order_.push_back(in.name.text);
     return Status::Ok();
   }

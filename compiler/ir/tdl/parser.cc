@@ -3,7 +3,7 @@
 //
 //   program    := { statement END }
 //   statement  := 'param' param { ',' param }
-//               | 'input' NAME ':' DTYPE '[' expr { ',' expr } ']'
+//               | 'input' NAME ':' [ 'const' ] DTYPE '[' expr { ',' expr } ']'
 //               | NAME '[' axis { ',' axis } ']' [ ':' DTYPE ] '=' expr
 //   param      := NAME [ '=' expr ]
 //   axis       := NAME ':' expr                          (an extent: integers and parameters)
@@ -96,6 +96,10 @@ class Parser {
       st.kind = AstStatement::Kind::kInput;
       TUNED_ASSIGN_OR_RETURN(st.input.name, Name("the name of the input"));
       TUNED_RETURN_IF_ERROR(Eat(":"));
+      if (IsKeyword("const")) {
+        ++pos_;
+        st.input.constant = true;
+      }
       TUNED_ASSIGN_OR_RETURN(st.input.dtype, Name("a dtype (float32, float64, float16, int32, int8, int64)"));
       TUNED_RETURN_IF_ERROR(Eat("["));
       while (true) {

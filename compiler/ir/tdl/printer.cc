@@ -86,7 +86,8 @@ std::string Axes(const std::vector<Axis>& axes) {
 std::string Print(const Workload& workload, Layout layout) {
   std::vector<std::string> statements;
   for (const Buffer& in : workload.inputs()) {
-    std::string s = "input " + in->name + ": " + in->dtype.ToString() + "[";
+    std::string s = "input " + in->name + ": " + (workload.IsConstantInput(in.get()) ? "const " : "") +
+                    in->dtype.ToString() + "[";
     for (size_t i = 0; i < in->shape.size(); ++i) s += (i ? ", " : "") + std::to_string(in->shape[i]);
     statements.push_back(s + "]");
   }

@@ -21,7 +21,7 @@ StatusOr<GpuProgram> LowerGpu(const schedule::ScheduleState& state, const GpuLim
   TUNED_RETURN_IF_ERROR(CheckBindings(state));
   // Guards stay in place on a GPU: a copied loop would copy its shared allocations and
   // barriers, and an edge tile is one of many thread blocks, not a tail of a serial loop.
-  TUNED_ASSIGN_OR_RETURN(LoweredFunc func, Lower(state, name, {.hoist_guards = false}));
+  TUNED_ASSIGN_OR_RETURN(LoweredFunc func, Lower(state, name, {.hoist_guards = false, .prepack_constants = false}));
   TUNED_ASSIGN_OR_RETURN(func, LowerCrossThreadReductions(std::move(func)));
   TUNED_ASSIGN_OR_RETURN(GpuProgram program, SplitDevice(func));
   for (GpuKernel& kernel : program.kernels) {

@@ -137,6 +137,81 @@ TEST_P(ReuseTest, RecordPresentGivesTheRecordedScheduleAndCorrectResults) {
   EXPECT_EQ((*compiler)->stats().record_hits, 1);
 }
 
+// A matmul whose B is a model's weight, and a schedule that lays B out at the root: the
+// kernel's prepack entry copies it once.
+constexpr char kConstantB[] = "tdl: input A: float32[32, 16]; input B: const float32[16, 64]; "
+                              "C[i: 32, j: 64]: float32 = sum[ri: 16](A[i, ri] * B[ri, j])";
+
+v1::Trace PackedBTrace() {
+  auto w = std::make_shared<const ir::Workload>(*ir::ParseWorkloadSpec(kConstantB));
+  schedule::Schedule sch(w, 0);
+  auto c = *sch.GetBlock("C");
+  std::vector<ir::Buffer> reads = sch.state().ReadBuffers(sch.StageOf(c));
+  const int b = reads[0]->name == "B" ? 0 : 1;
+  EXPECT_TRUE(sch.CacheRead(c, b, "global").ok());
+  auto loops = *sch.GetLoops(c);
+  EXPECT_TRUE(sch.Parallel(loops[0]).ok());
+  EXPECT_TRUE(sch.Vectorize(loops[1]).ok());
+  v1::Trace proto;
+  schedule::TraceToProto(sch.trace(), &proto);
+  return proto;
+}
+
+TEST_P(ReuseTest, AConstantInputIsPackedAtTheFirstRunWithItsAddress) {
+  AddRecord(kConstantB, PackedBTrace(), host_, 1e-5);
+  auto compiler = Compiler::Open({db_path_});
+  ASSERT_TRUE(compiler.ok()) << compiler.status().message();
+  auto kernel = (*compiler)->GetKernel(kConstantB);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  ASSERT_TRUE((*kernel)->from_record());
+  ir::Workload w = *ir::ParseWorkloadSpec(kConstantB);
+  auto inputs = ir::RandomInputs(w, 4);
+  std::vector<runtime::AlignedBuffer> buffers;
+  for (const ir::Buffer& b : w.arguments()) buffers.emplace_back(b->num_elements() * sizeof(float));
+  auto fill = [&](runtime::AlignedBuffer& buffer, const std::vector<double>& values) {
+    for (size_t i = 0; i < values.size(); ++i) buffer.as<float>()[i] = float(values[i]);
+  };
+  fill(buffers[0], inputs["A"]);
+  fill(buffers[1], inputs["B"]);
+  auto run = [&](runtime::AlignedBuffer& b) {
+    std::vector<void*> args = {buffers[0].data(), b.data(), buffers[2].data()};
+    Status status = (*kernel)->Run(args);
+    EXPECT_TRUE(status.ok()) << status.message();
+    const float* out = buffers[2].as<float>();
+    return std::vector<double>(out, out + w.output_stage().output->num_elements());
+  };
+  auto expected = ir::EvaluateReference(w, inputs)->at("C");
+  EXPECT_LE(ir::MaxRelativeError(run(buffers[1]), expected), 1e-5);
+  // New values at the same address are not seen: the packed copy is the first run's (the
+  // contract of a constant input). Another address is packed anew.
+  for (double& v : inputs["B"]) v = -v;
+  fill(buffers[1], inputs["B"]);
+  EXPECT_LE(ir::MaxRelativeError(run(buffers[1]), expected), 1e-5);
+  runtime::AlignedBuffer other(buffers[1].size());
+  fill(other, inputs["B"]);
+  EXPECT_LE(ir::MaxRelativeError(run(other), ir::EvaluateReference(w, inputs)->at("C")), 1e-5);
+  EXPECT_EQ((*kernel)->Run({buffers[0].data(), buffers[2].data()}).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(ReuseTest, ARecordOfTheWorkloadWithoutItsConstantsMarkedStillServesIt) {
+  // Logs written before model weights were marked constant hold the same tasks under keys
+  // without `const`: their schedules still serve the marked workload.
+  const std::string unmarked = "tdl: input A: float32[32, 16]; input B: float32[16, 64]; "
+                               "C[i: 32, j: 64]: float32 = sum[ri: 16](A[i, ri] * B[ri, j])";
+  v1::Trace trace = TiledTrace(unmarked, 16);
+  int64_t id = AddRecord(unmarked, trace, host_, 1e-5);
+  auto compiler = Compiler::Open({db_path_});
+  ASSERT_TRUE(compiler.ok()) << compiler.status().message();
+  auto kernel = (*compiler)->GetKernel(kConstantB);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  EXPECT_TRUE((*kernel)->from_record());
+  EXPECT_EQ((*kernel)->record_id(), id);
+  ASSERT_EQ((*kernel)->warnings().size(), 1u);
+  EXPECT_NE((*kernel)->warnings()[0].find("without its constant inputs marked"), std::string::npos)
+      << (*kernel)->warnings()[0];
+  ExpectComputesReference(**kernel, kConstantB);
+}
+
 TEST_P(ReuseTest, NoRecordFallsBackToTheDefaultScheduleAndSaysWhy) {
   auto compiler = Compiler::Open({db_path_});
   ASSERT_TRUE(compiler.ok());

@@ -47,6 +47,56 @@ TEST_F(OtherVectorAxisTest, StridedConvolutionVectorizesChannelsFromAChannelInne
   }
 }
 
+// A stride-2 convolution as a model writes it: its weight a constant or not.
+std::string StridedConvolution(bool constant_weight) {
+  return std::string("tdl: input data: float32[1, 4, 9, 9]; input weight: ") + (constant_weight ? "const " : "") +
+         "float32[32, 4, 3, 3]; pad[i: 1, j: 4, k: 11, l: 11]: float32 = select((((k >= 1) && (k < 10)) && "
+         "(l >= 1)) && (l < 10), data[i, j, k - 1, l - 1], 0.0); conv[i: 1, j: 32, k: 5, l: 5]: float32 = "
+         "sum[ri: 4, rj: 3, rk: 3](pad[i, ri, (2 * k) + rj, (2 * l) + rk] * weight[j, ri, rj, rk])";
+}
+
+TEST_F(OtherVectorAxisTest, AConstantWeightIsLaidOutOnceByThePrepackEntry) {
+  // A constant weight's panel is the whole weight, staged at the root: lowering puts it in the
+  // prepack entry, and the kernel reads it as an argument between the inputs and the output.
+  SearchContext ctx = ContextFor(StridedConvolution(true));
+  std::vector<Sketch> sketches = GenerateSketches(ctx);
+  const Sketch* sketch = FindSketch(sketches, "tile+other-vector-axis");
+  ASSERT_NE(sketch, nullptr);
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    auto sch = SampleSketch(ctx, *sketch, seed);
+    ASSERT_TRUE(sch.ok()) << sch.status().message();
+    auto func = lower::Lower(*sch);
+    ASSERT_TRUE(func.ok()) << func.status().message();
+    ASSERT_TRUE(func->prepack.defined()) << ir::ToString(func->body);
+    ASSERT_EQ(func->num_packed, 1u);
+    ASSERT_EQ(func->args.size(), 4u);
+    EXPECT_EQ(func->args[0]->name, "data");
+    EXPECT_EQ(func->args[1]->name, "weight");
+    EXPECT_EQ(func->args[2]->name, "weight_global");
+    EXPECT_EQ(func->output()->name, "conv");
+    // CRSK, all 32 channels innermost; built in the prepack, read (not built) by the kernel.
+    EXPECT_EQ(func->args[2]->shape, (std::vector<int64_t>{4, 3, 3, 32}));
+    const std::string body = ir::ToString(func->body), prepack = ir::ToString(func->prepack);
+    EXPECT_NE(body.find("weight_global["), std::string::npos) << body;
+    EXPECT_EQ(body.find("allocate weight_global"), std::string::npos) << body;
+    EXPECT_EQ(body.find("weight["), std::string::npos) << "the kernel still reads the weight\n" << body;
+    EXPECT_NE(prepack.find("weight_global["), std::string::npos) << prepack;
+  }
+  // Interpreter and JIT, prepack then kernel, against the reference.
+  EXPECT_EQ(SketchTest::SampleAndCheck(ctx, "tile+other-vector-axis", 4).size(), 4u);
+
+  // A weight that may change between calls is staged in every call, per outer tile.
+  SearchContext plain = ContextFor(StridedConvolution(false));
+  std::vector<Sketch> plain_sketches = GenerateSketches(plain);
+  auto sch = SampleSketch(plain, *FindSketch(plain_sketches, "tile+other-vector-axis"), 0);
+  ASSERT_TRUE(sch.ok()) << sch.status().message();
+  auto func = lower::Lower(*sch);
+  ASSERT_TRUE(func.ok()) << func.status().message();
+  EXPECT_FALSE(func->prepack.defined());
+  EXPECT_EQ(func->num_packed, 0u);
+  EXPECT_NE(ir::ToString(func->body).find("allocate weight_global"), std::string::npos) << ir::ToString(func->body);
+}
+
 TEST_F(OtherVectorAxisTest, AWeightPanelIsPackedOneVectorColumnAtATime) {
   // The weight is read across its rows (a stride of C*R*S along the channels): the copy walks a
   // column of one vector of channels through every (c, r, s) before the next column, so the

@@ -34,6 +34,9 @@
 
 namespace tuned {
 
+namespace runtime {
+class PackedConstants;
+}  // namespace runtime
 namespace codegen {
 class JitKernel;
 class LlvmJit;
@@ -49,7 +52,10 @@ struct Target;
 class Kernel {
  public:
   ~Kernel();
-  /// Runs the kernel: one 64-byte aligned pointer per buffer, inputs then the output.
+  /// Runs the kernel: one 64-byte aligned pointer per buffer, inputs then the output. Where
+  /// the schedule lays out a constant input (`input w: const ...`, a model's weight), the
+  /// first run with that input's address packs it and later runs reuse the packed copy: a
+  /// constant input must keep its values for as long as its address is passed.
   Status Run(const std::vector<void*>& buffers) const;
   const std::string& workload_key() const { return workload_key_; }
   bool from_record() const { return from_record_; }
@@ -63,8 +69,10 @@ class Kernel {
 
  private:
   friend class Compiler;
-  Kernel() = default;
+  Kernel();
   std::unique_ptr<codegen::JitKernel> jit_;
+  std::unique_ptr<runtime::PackedConstants> packed_;  // null: the kernel has no packed buffers
+  size_t num_inputs_ = 0;
   std::string workload_key_;
   bool from_record_ = false;
   int64_t record_id_ = 0;

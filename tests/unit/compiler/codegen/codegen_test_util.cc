@@ -93,15 +93,19 @@ StatusOr<std::vector<double>> RunOnJit(LlvmJit& jit, const lower::LoweredFunc& f
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<JitKernel> kernel, jit.Compile(func));
   std::vector<runtime::AlignedBuffer> buffers;
   std::vector<void*> args;
-  for (size_t i = 0; i + 1 < func.args.size(); ++i) {
+  for (size_t i = 0; i < func.num_inputs(); ++i) {
     auto it = inputs.find(func.args[i]->name);
     if (it == inputs.end()) return InvalidArgumentError("no input " + func.args[i]->name);
     buffers.push_back(ToDevice(func.args[i], it->second));
   }
-  const ir::Buffer& output = func.args.back();
-  buffers.emplace_back(size_t(output->num_elements()) * size_t(output->dtype.bytes()));
-  std::memset(buffers.back().data(), 0xff, buffers.back().size());
+  // The packed buffers (filled by the prepack entry), then the output, poisoned.
+  for (size_t i = func.num_inputs(); i < func.args.size(); ++i) {
+    buffers.emplace_back(size_t(func.args[i]->num_elements()) * size_t(func.args[i]->dtype.bytes()));
+    std::memset(buffers.back().data(), 0xff, buffers.back().size());
+  }
+  const ir::Buffer& output = func.output();
   for (runtime::AlignedBuffer& b : buffers) args.push_back(b.data());
+  if (kernel->prepack() != nullptr) kernel->prepack()(args.data());
   TUNED_RETURN_IF_ERROR(kernel->Run(args));
   return FromDevice(output, buffers.back());
 }

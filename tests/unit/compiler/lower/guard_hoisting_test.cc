@@ -154,6 +154,18 @@ TEST(LoopPartition, APaddedConvolutionsBorderDoesNoMultiplyAddsOnItsPadding) {
   ExpectComputes(*func, *conv);
 }
 
+// Fuses the tile loops `rows` and `columns` into one parallel loop, lowers, and expects a path
+// without guards that stores C, and C computed right.
+void ExpectAGuardFreePathUnderTheFusedTiles(Schedule& sch, LoopRV rows, LoopRV columns) {
+  auto fused = sch.Fuse({rows, columns});
+  ASSERT_TRUE(fused.ok()) << fused.status().message();
+  ASSERT_TRUE(sch.Parallel(*fused).ok());
+  auto func = Lower(sch);
+  ASSERT_TRUE(func.ok()) << func.status().message();
+  EXPECT_GE(FindGuardFree(func->body, "C").paths, 1) << ir::ToString(func->body);
+  ExpectComputes(*func, *sch.state().workload);
+}
+
 TEST(LoopUnswitch, TilesUnderAFusedParallelLoopTestOnceWhetherTheyAreFull) {
   // The fused loop's tiles cannot be told apart by bounds (its index is a floormod of the tile
   // column), so each tile tests once whether it is full and then runs the guard-free copy.
@@ -164,13 +176,7 @@ TEST(LoopUnswitch, TilesUnderAFusedParallelLoopTestOnceWhetherTheyAreFull) {
   auto i = *sch.Split(loops[0], {Factor{}, Factor{int64_t(8)}});
   auto j = *sch.Split(loops[1], {Factor{}, Factor{int64_t(4)}});
   ASSERT_TRUE(sch.Reorder({i[0], j[0], i[1], j[1], loops[2]}).ok());
-  auto fused = sch.Fuse({i[0], j[0]});
-  ASSERT_TRUE(fused.ok()) << fused.status().message();
-  ASSERT_TRUE(sch.Parallel(*fused).ok());
-  auto func = Lower(sch);
-  ASSERT_TRUE(func.ok()) << func.status().message();
-  EXPECT_GE(FindGuardFree(func->body, "C").paths, 1) << ir::ToString(func->body);
-  ExpectComputes(*func, *matmul);
+  ExpectAGuardFreePathUnderTheFusedTiles(sch, i[0], j[0]);
 }
 
 TEST(LoopUnswitch, APaddedSplitOfTheVectorsLeavesTheFullTilesNoGuard) {
@@ -188,13 +194,7 @@ TEST(LoopUnswitch, APaddedSplitOfTheVectorsLeavesTheFullTilesNoGuard) {
   ASSERT_TRUE(vectors.ok()) << vectors.status().message();
   ASSERT_TRUE(sch.Reorder({i[0], (*vectors)[0], loops[2], i[1], (*vectors)[1], j[1]}).ok());
   ASSERT_TRUE(sch.Vectorize(j[1]).ok());
-  auto fused = sch.Fuse({i[0], (*vectors)[0]});
-  ASSERT_TRUE(fused.ok()) << fused.status().message();
-  ASSERT_TRUE(sch.Parallel(*fused).ok());
-  auto func = Lower(sch);
-  ASSERT_TRUE(func.ok()) << func.status().message();
-  EXPECT_GE(FindGuardFree(func->body, "C").paths, 1) << ir::ToString(func->body);
-  ExpectComputes(*func, *matmul);
+  ExpectAGuardFreePathUnderTheFusedTiles(sch, i[0], (*vectors)[0]);
 }
 
 TEST(SampleTile, PadsAPrimeExtentWithinItsBoundAndReplaysTheDecision) {

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "compiler/ir/op_library.h"
+
 namespace tuned::ir {
 namespace {
 
@@ -47,6 +49,23 @@ TEST(Definition, KeysArePinned) {
                            "y[h: H + 2] = select(h >= 1 && h <= H, int32(x[h - 1]), 0)");
   EXPECT_EQ(guarded.key(), "tdl: input x: int8[4]; y[i: 6]: int32 = "
                            "select((i >= 1) && (i <= 4), int32(x[i - 1]), 0i32)");
+}
+
+TEST(Definition, AConstantInputIsMarkedInTheKeyAndParsesBack) {
+  // A model's weight: the same computation under a key of its own, since a kernel may pack
+  // the constant once (lower::LoweredFunc::prepack) and time only what follows.
+  Workload w = Parse("input A: float32[4, 3]\ninput B: const float32[3, 5]\n"
+                     "C[i: 4, j: 5] = sum[k: 3](A[i, k] * B[k, j])");
+  EXPECT_EQ(w.key(), "tdl: input A: float32[4, 3]; input B: const float32[3, 5]; "
+                     "C[i: 4, j: 5]: float32 = sum[ri: 3](A[i, ri] * B[ri, j])");
+  EXPECT_FALSE(w.IsConstantInput(w.inputs()[0].get()));
+  EXPECT_TRUE(w.IsConstantInput(w.inputs()[1].get()));
+  EXPECT_NE(w.Definition().find("input B: const float32[3,5]"), std::string::npos) << w.Definition();
+  auto again = ir::ParseWorkloadSpec(w.key());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->key(), w.key());
+  EXPECT_TRUE(again->IsConstantInput(again->inputs()[1].get()));
+  EXPECT_NE(w.key(), Parse(kMatmul).key());
 }
 
 TEST(Definition, KeyIgnoresWhitespaceAxisNamesAndParameterOrder) {

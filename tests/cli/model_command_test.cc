@@ -9,7 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "compiler/codegen/llvm/cpu_target.h"
+#include "compiler/ir/op_library.h"
+#include "compiler/schedule/schedule.h"
+#include "compiler/schedule/trace.h"
 #include "tests/cli/run_tuned.h"
+#include "tuning_db/database.h"
 
 namespace tuned {
 namespace {
@@ -142,6 +147,66 @@ TEST_F(ModelCommandTest, TuneSpendsOneBudgetOnEveryTaskAndResumesFromTheLog) {
   EXPECT_GT(ran["kernel_median_seconds"].get<double>(), 0);
   EXPECT_GE(ran["median_seconds"].get<double>(), ran["kernel_median_seconds"].get<double>());
   EXPECT_TRUE(ran.contains("estimated_seconds"));
+}
+
+TEST_F(ModelCommandTest, AWeightLaidOutAheadIsPackedByTheLibraryOnceAndTheModelStillMatches) {
+  SKIP_WITHOUT_TEST_MODELS();
+  // The first convolution's record lays its weight out at the root: the library gets a prepack
+  // entry for it, the manifest names it, and run-model packs the weight before the runs.
+  Output tasks = tuned::testing::RunTuned("tasks --model " + TestModel("tiny_cnn.onnx") + " --json");
+  ASSERT_EQ(tasks.exit_code, 0) << tasks.err;
+  std::string key;
+  const nlohmann::json listed = nlohmann::json::parse(tasks.out);
+  for (const auto& t : listed["tasks"]) {
+    if (t["key"].get<std::string>().find("input weight: const float32") != std::string::npos) {
+      key = t["key"].get<std::string>();
+      break;
+    }
+  }
+  ASSERT_FALSE(key.empty()) << "no task reads a constant weight:\n" << tasks.out;
+  auto workload = std::make_shared<const ir::Workload>(*ir::ParseWorkloadSpec(key));
+  schedule::Schedule sch(workload, 0);
+  auto conv = *sch.GetBlock("conv");
+  std::vector<ir::Buffer> reads = sch.state().ReadBuffers(sch.StageOf(conv));
+  int weight = 0;
+  while (reads[size_t(weight)]->name != "weight") ++weight;
+  ASSERT_TRUE(sch.CacheRead(conv, weight, "global").ok());
+  v1::TuningRecord record;
+  record.mutable_workload()->set_key(workload->key());
+  record.mutable_workload()->set_key_sha256(workload->key_sha256());
+  record.mutable_workload()->set_op(workload->op());
+  record.mutable_workload()->set_flops(workload->flops());
+  record.mutable_target()->set_target(codegen::HostCpuTarget()->ToString());
+  schedule::TraceToProto(sch.trace(), record.mutable_trace());
+  record.mutable_result()->set_status(v1::MEASURE_STATUS_OK);
+  record.mutable_result()->add_repeat_seconds(1e-6);
+  record.mutable_result()->set_median_seconds(1e-6);
+  record.mutable_result()->set_worker_id("test");
+  const std::string db = dir_ + "/packed.db";
+  {
+    auto log = db::OpenDatabase(db);
+    ASSERT_TRUE(log.ok()) << log.status().message();
+    ASSERT_TRUE((*log)->InsertRecords({&record, 1}).ok());
+  }
+  const std::string library = dir_ + "/packed.so";
+  Output compiled = tuned::testing::RunTuned("compile --model " + TestModel("tiny_cnn.onnx") + " --db " + db +
+                                             " -o " + library);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  std::ifstream manifest_file(dir_ + "/packed.json");
+  nlohmann::json manifest = nlohmann::json::parse(manifest_file);
+  int prepacked = 0;
+  for (const auto& f : manifest["functions"]) {
+    if (!f.contains("prepack")) continue;
+    ++prepacked;
+    EXPECT_EQ(f["key"], key);
+    EXPECT_EQ(f["packed_bytes"], nlohmann::json::array({workload->inputs()[1]->num_elements() * 4}));
+  }
+  EXPECT_EQ(prepacked, 1) << manifest.dump(2);
+  Output runs = tuned::testing::RunTuned("run-model --model " + TestModel("tiny_cnn.onnx") + " --library " + library +
+                                        " --check --repeat 3 --json");
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  nlohmann::json ran = nlohmann::json::parse(runs.out);
+  EXPECT_LE(ran["max_relative_error"].get<double>(), ran["tolerance"].get<double>());
 }
 
 }  // namespace

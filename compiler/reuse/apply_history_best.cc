@@ -3,6 +3,7 @@
 #include "common/logging.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/cpu_target.h"
+#include "compiler/ir/tdl/definition.h"
 #include "compiler/lower/pipeline.h"
 
 namespace tuned::reuse {
@@ -38,20 +39,6 @@ StatusOr<bool> TryRecords(const ir::Workload& workload, const db::BestRecords& b
   return false;
 }
 
-// The key `workload` had before its constant inputs were marked (`input w: const float32[...]`
-// printed as `input w: float32[...]`): the key of a model's task in logs written before then.
-std::string KeyWithoutConstants(const ir::Workload& workload) {
-  std::string key = workload.key();
-  for (const ir::Buffer& in : workload.inputs()) {
-    if (!workload.IsConstantInput(in.get())) continue;
-    const std::string marked = "input " + in->name + ": const ";
-    if (size_t at = key.find(marked); at != std::string::npos) {
-      key.replace(at, marked.size(), "input " + in->name + ": ");
-    }
-  }
-  return key;
-}
-
 }  // namespace
 
 StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& source,
@@ -77,11 +64,11 @@ StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& sou
       }
     }
   }
-  if (!found && KeyWithoutConstants(workload) != workload.key()) {
+  if (const std::string unmarked_key = ir::KeyWithoutConstants(workload); !found && unmarked_key != workload.key()) {
     // The same computation, tuned before its weights were marked constant: its schedules
     // replay here (they pack nothing ahead, and time the same).
     TUNED_ASSIGN_OR_RETURN(db::BestRecords unmarked,
-                           source.Best(KeyWithoutConstants(workload), options.target, options.max_records, toolkit));
+                           source.Best(unmarked_key, options.target, options.max_records, toolkit));
     TUNED_ASSIGN_OR_RETURN(found, TryRecords(workload, unmarked, options, selection));
     if (found) {
       selection.warnings.push_back("using record " + std::to_string(selection.record_id) +

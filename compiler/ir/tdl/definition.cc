@@ -48,4 +48,9 @@ std::string PrintDefinition(const Workload& workload) {
   return tdl::Print(workload, tdl::Layout::kLines);
 }
 
+std::string KeyWithoutConstants(const Workload& workload) {
+  if (!IsDefinitionKey(workload.key())) return workload.key();
+  return std::string(kDefinitionKeyPrefix) + tdl::Print(workload, tdl::Layout::kOneLine, /*mark_constants=*/false);
+}
+
 }  // namespace tuned::ir

@@ -47,6 +47,10 @@ StatusOr<Workload> ParseDefinitionKey(std::string_view key, const SpecLimits& li
 /// a workload with the same definition.
 std::string PrintDefinition(const Workload& workload);
 
+/// The key `workload` has with no input marked constant: a model task's key in logs written
+/// before weights were marked `const`. Its own key when it marks none.
+std::string KeyWithoutConstants(const Workload& workload);
+
 }  // namespace tuned::ir
 
 #endif  // TUNED_COMPILER_IR_TDL_DEFINITION_H_

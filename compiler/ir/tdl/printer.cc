@@ -83,10 +83,11 @@ std::string Axes(const std::vector<Axis>& axes) {
 
 }  // namespace
 
-std::string Print(const Workload& workload, Layout layout) {
+std::string Print(const Workload& workload, Layout layout, bool mark_constants) {
   std::vector<std::string> statements;
   for (const Buffer& in : workload.inputs()) {
-    std::string s = "input " + in->name + ": " + (workload.IsConstantInput(in.get()) ? "const " : "") +
+    const bool constant = mark_constants && workload.IsConstantInput(in.get());
+    std::string s = "input " + in->name + ": " + (constant ? "const " : "") +
                     in->dtype.ToString() + "[";
     for (size_t i = 0; i < in->shape.size(); ++i) s += (i ? ", " : "") + std::to_string(in->shape[i]);
     statements.push_back(s + "]");

@@ -18,7 +18,8 @@ enum class Layout : uint8_t {
   kLines,    // one statement a line: what `tuned db show` prints
 };
 
-std::string Print(const Workload& workload, Layout layout);
+/// `mark_constants` false prints constant inputs as plain ones (`input W: float32[...]`).
+std::string Print(const Workload& workload, Layout layout, bool mark_constants = true);
 
 }  // namespace tuned::ir::tdl
 

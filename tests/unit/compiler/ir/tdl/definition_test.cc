@@ -66,6 +66,10 @@ TEST(Definition, AConstantInputIsMarkedInTheKeyAndParsesBack) {
   EXPECT_EQ(again->key(), w.key());
   EXPECT_TRUE(again->IsConstantInput(again->inputs()[1].get()));
   EXPECT_NE(w.key(), Parse(kMatmul).key());
+  // What logs written before constants were marked hold the same workload under.
+  EXPECT_EQ(KeyWithoutConstants(w), "tdl: input A: float32[4, 3]; input B: float32[3, 5]; "
+                                    "C[i: 4, j: 5]: float32 = sum[ri: 3](A[i, ri] * B[ri, j])");
+  EXPECT_EQ(KeyWithoutConstants(Parse(kMatmul)), Parse(kMatmul).key());
 }
 
 TEST(Definition, KeyIgnoresWhitespaceAxisNamesAndParameterOrder) {

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "compiler/runtime/aligned_buffer.h"
+#include "compiler/runtime/packed_constants.h"
 #include "worker/tensor_data.h"
 
 namespace tuned::worker {
@@ -61,15 +63,14 @@ int ChildMain(const RunRequest& request, void* shared, uint8_t* flush, size_t fl
   runtime::AlignedBuffer output(std::max<size_t>(output_bytes, 1));
   std::memset(output.data(), 0xff, output_bytes);
   std::vector<void*> args;
-  args.reserve(request.inputs.size() + request.packed_bytes.size() + 1);
   for (const void* input : request.inputs) args.push_back(const_cast<void*>(input));
-  std::vector<runtime::AlignedBuffer> packed;
-  for (uint64_t bytes : request.packed_bytes) {
-    packed.emplace_back(std::max<size_t>(bytes, 1));
-    args.push_back(packed.back().data());
-  }
   args.push_back(output.data());
-  if (request.prepack != nullptr) request.prepack(args.data());
+  // One run's inputs: their packed buffers are made once, here, before anything is timed.
+  std::optional<runtime::PackedConstants> packed;
+  if (request.prepack != nullptr) {
+    packed.emplace(request.prepack, std::vector<bool>(request.inputs.size()), request.packed_bytes);
+    args = packed->Arguments(args);
+  }
 
   header->phase = kFirstRun;
   const Clock::time_point start = Clock::now();

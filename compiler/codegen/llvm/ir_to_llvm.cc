@@ -1006,10 +1006,10 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       case Intrinsic::kSqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
       case Intrinsic::kFabs: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); break;
       case Intrinsic::kTanh:
-        result = Float32(x) ? internal::EmitTanhF32(b_, x, avx512_) : CallLibm(x, "tanhf", "tanh");
+        result = Float32(x) ? internal::EmitTanhF32(b_, x) : CallLibm(x, "tanhf", "tanh");
         break;
       case Intrinsic::kErf:
-        result = Float32(x) ? internal::EmitErfF32(b_, x, avx512_) : CallLibm(x, "erff", "erf");
+        result = Float32(x) ? internal::EmitErfF32(b_, x) : CallLibm(x, "erff", "erf");
         break;
       case Intrinsic::kSigmoid: {
         llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);

@@ -17,9 +17,9 @@ namespace tuned::codegen::internal {
 /// 16-lane vectors with `avx512` (x86 with AVX-512F), whose scalef gives expf's subnormals.
 llvm::Value* EmitExpF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512);
 /// tanh(x) of a float32 scalar or vector, within 4 ulp of tanhf; NaN for NaN.
-llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512);
+llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x);
 /// erf(x) of a float32 scalar or vector, within 4 ulp of erff (and 1e-7 of it); NaN for NaN.
-llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512);
+llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x);
 
 }  // namespace tuned::codegen::internal
 

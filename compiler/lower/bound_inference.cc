@@ -283,7 +283,8 @@ class BoundInference {
   // Whether the points a stage writes in one iteration of leaf position `pos` form a dense box:
   // per root axis, loops outside the position select a block and the loops inside cover it
   // completely. Strided or partial coverage (a fixed inner split part with a relaxed outer one,
-  // a fused loop cut in the middle, an imperfect split below the root) is not a box.
+  // a fused loop cut in the middle unless one of its parts runs once, an imperfect split below
+  // the root) is not a box.
   // Whether the values past `loop`'s extent (an imperfect split of it runs them, guarded) lie
   // past its root loop's extent too: true for the outer part of a split, of a split, ... of a
   // root loop, whose region is then clipped by the root's extent; false for an inner part,
@@ -321,6 +322,14 @@ class BoundInference {
         Cover f = cover[it->inner_or_fused];
         Cover parts = f == kFixed || f == kFull ? f : kBad;
         cover[it->parent_or_outer] = cover[it->outer_or_inner] = parts;
+        // A block of a fused loop one of whose parts runs once is a block of the other part.
+        if (f == kBlock && info.loop_extent[it->outer_or_inner] == 1) {
+          cover[it->parent_or_outer] = kBlock;
+          cover[it->outer_or_inner] = kFull;
+        } else if (f == kBlock && info.loop_extent[it->parent_or_outer] == 1) {
+          cover[it->parent_or_outer] = kFull;
+          cover[it->outer_or_inner] = kBlock;
+        }
       }
     }
     for (size_t d = 0; d < st.axes.size(); ++d) {

@@ -4,6 +4,7 @@
 // Each candidate is checked through the interpreter and the JIT against the reference.
 
 #include <regex>
+#include <set>
 
 #include "server/search/vector_axis.h"
 #include "tests/unit/search/sketch_test_fixture.h"
@@ -31,13 +32,35 @@ using RowReductionTest = SketchTest;
 TEST_F(RowReductionTest, SoftmaxRowsAreReducedInVectorLanes) {
   SearchContext ctx = ContextFor(kModelSoftmax);
   for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes", 6)) {
-    // Both row reductions have vector-wide partial results, reduced along the row in vectors (the
-    // loop is copied where partitioning splits off the partial last step).
-    EXPECT_EQ(Count(program, "allocate row_max_rf: float32\\[1, 1, (8|16|32)\\] local"), 1) << program;
-    EXPECT_EQ(Count(program, "allocate row_sum_rf: float32\\[1, 1, (8|16|32)\\] local"), 1) << program;
+    // Both row reductions have vector-wide partial results for one or more rows, reduced along
+    // the row in vectors (the loop is copied where partitioning splits off the partial last step).
+    EXPECT_EQ(Count(program, "allocate row_max_rf: float32\\[[1-6], 1, (8|16|32)\\] local"), 1) << program;
+    EXPECT_EQ(Count(program, "allocate row_sum_rf: float32\\[[1-6], 1, (8|16|32)\\] local"), 1) << program;
     EXPECT_GE(Count(program, "for row_max_rf\\.lane_1 in \\[0, \\+8\\) vectorized"), 1) << program;
     EXPECT_GE(Count(program, "for row_sum_rf\\.lane_1 in \\[0, \\+8\\) vectorized"), 1) << program;
   }
+}
+
+TEST_F(RowReductionTest, SeveralRowsAreReducedTogetherInEachStep) {
+  // A mean over rows, as the model importer writes it: 64 rows of 64.
+  SearchContext ctx = ContextFor("tdl: input a: float32[64, 64]; s[i: 64, j: 1]: float32 = sum[k: 64](a[i, k]); "
+                                 "out[i: 64, j: 1]: float32 = s[i, j] / 64.0");
+  const std::regex rows_in_step("for s_rf\\.step in \\[0, \\+[0-9]+\\):\n *for s_rf\\.i in \\[0, \\+([0-9]+)\\) unrolled");
+  std::set<int> rows_seen;
+  for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes", 12)) {
+    // Each step of the row reads a vector from each of the rows reduced together, into partial
+    // results as many rows deep, and the mean of those rows follows in the same parallel loop.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(program, m, rows_in_step)) << program;
+    const int rows = std::stoi(m[1]);
+    EXPECT_EQ(Count(program, "allocate s_rf: float32\\[" + std::to_string(rows) + ", 1, (8|16|32)\\] local"), 1)
+        << program;
+    EXPECT_EQ(Count(program, "parallel"), 1) << program;
+    EXPECT_EQ(Count(program, "for out\\.i in \\[0, \\+" + std::to_string(rows) + "\\)"), 1) << program;
+    rows_seen.insert(rows);
+  }
+  EXPECT_GE(rows_seen.size(), 2u) << "the rows reduced together are a decision of the search";
+  EXPECT_GT(*rows_seen.rbegin(), 1);
 }
 
 TEST_F(RowReductionTest, FusedRowsComputeEachExponentialOnceInsideTheRowLoop) {

@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
   ctx.workload = workload;
   ctx.target = target.ToString();
   ctx.num_cores = target.num_cores;
-  ctx.vector_lanes = 8;  // fp32 lanes of AVX2 (this machine kind hides AVX-512)
+  ctx.vector_lanes = target.Fp32VectorLanes();
+  ctx.vector_registers = target.VectorRegisters();
   ctx.seed = seed;
 
   KernelArguments arguments = RandomArguments(*workload, 7);

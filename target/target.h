@@ -102,6 +102,9 @@ struct Target {
   /// fp32 lanes of the widest vector unit code for this target may use: 16 with AVX-512, else 8
   /// on a CPU (see vector_lanes.cc for how it is derived); 1 for a CUDA thread or OpenCL work-item.
   int Fp32VectorLanes() const;
+  /// Vector registers of a CPU target's widest vector unit, which a register tile's
+  /// accumulators and operands share: 32 with AVX-512, else 16 (AVX2's and SSE's); 0 for a GPU.
+  int VectorRegisters() const;
 
   bool operator==(const Target&) const = default;
 };

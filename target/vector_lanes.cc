@@ -37,4 +37,10 @@ int Target::Fp32VectorLanes() const {
   return 8;
 }
 
+int Target::VectorRegisters() const {
+  if (kind == TargetKind::kCuda || kind == TargetKind::kOpencl) return 0;
+  // AVX-512 doubles the register file along with the width.
+  return Fp32VectorLanes() == 16 ? 32 : 16;
+}
+
 }  // namespace tuned::target

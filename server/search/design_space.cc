@@ -40,14 +40,20 @@ constexpr int kMaxInnerReduce = 64;
 // edge tiles stay a small share of the work. Lowering keeps the guard out of the full tiles.
 constexpr int kMaxTilePaddingPercent = 15;
 
+// Vector registers a register tile leaves to its operands (a loaded vector and a broadcast one).
+constexpr int kOperandRegisters = 2;
+
 // `padding_percent`: how far the tile's product may pass the loop's extent (0: a perfect tile).
+// `innermost`, when given, receives the innermost factor sampled.
 std::vector<LoopRV> TileLoop(Schedule& sch, LoopRV loop, int levels, int max_innermost,
-                             int padding_percent, Status& status, int min_innermost = 1) {
+                             int padding_percent, Status& status, int min_innermost = 1,
+                             int64_t* innermost = nullptr) {
   auto tiles = sch.SampleTile(loop, levels, max_innermost, padding_percent, {}, min_innermost);
   if (!tiles.ok()) {
     status = tiles.status();
     return {};
   }
+  if (innermost) *innermost = sch.Get(tiles->back());
   std::vector<Factor> factors(tiles->begin(), tiles->end());
   auto parts = sch.Split(loop, factors);
   if (!parts.ok()) {
@@ -200,9 +206,16 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
   std::vector<LoopRV> outer, middle, inner, reduce_outer, reduce_inner;
   Status status;
   std::vector<LoopRV> lanes;  // the vector lanes of the last spatial loop, innermost of all
+  // The register tile's accumulators (the product of the innermost spatial tiles, in vectors)
+  // must fit in the vector registers with the operands: a larger tile spills in the hot loop,
+  // and such tiles, most of the space when a few extents allow 7 or 8 rows, measure well
+  // enough to hold the search away from tiles that fit. Each loop's innermost tile is sampled
+  // within what the loops before it left.
+  int64_t accumulators_left = std::max(1, ctx.vector_registers - kOperandRegisters);
   for (size_t l = 0; l < loops.size(); ++l) {
     if (l < num_spatial) {
       bool last = l == vector_axis;  // the loop that holds the vector lanes
+      bool counts_registers = !last;  // its innermost tile: rows of accumulators
       LoopRV loop = loops[l];
       int max_inner = last ? 4 * ctx.vector_lanes : kMaxInnerRows;
       int min_inner = 1;
@@ -219,9 +232,13 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
         loop = split[0];
         lanes.push_back(split[1]);
         max_inner = kMaxInnerVectors;  // padded too: 17 vectors tile as 6 x 3 (18), 63 as 16 x 4
+        counts_registers = true;
       }
-      auto parts = TileLoop(sch, loop, 3, max_inner, padding, status, min_inner);
+      if (counts_registers) max_inner = int(std::min<int64_t>(max_inner, accumulators_left));
+      int64_t innermost = 1;
+      auto parts = TileLoop(sch, loop, 3, max_inner, padding, status, min_inner, &innermost);
       TUNED_RETURN_IF_ERROR(status);
+      if (counts_registers) accumulators_left /= innermost;
       outer.push_back(parts[0]);
       middle.push_back(parts[1]);
       inner.push_back(parts[2]);

@@ -11,7 +11,8 @@
 ///      (zero padding, bias adds, the exp of a softmax);
 ///   2. multi-level tiling of each reduction: every spatial loop in three levels (outer, middle,
 ///      inner), every reduction loop in two, ordered S S R R S so that the innermost spatial
-///      tile is a register accumulator (cache_write local, copied back at the last middle loop);
+///      tile is a register accumulator (cache_write local, copied back at the last middle loop)
+///      that fits in the target's vector registers with two operands;
 ///      an elementwise consumer reading it at its own indices is fused into the copy-back
 ///      (epilogue fusion); optionally (a separate sketch) the input read along the innermost
 ///      spatial axis is packed at the last outer loop (cache_read, a contiguous panel);

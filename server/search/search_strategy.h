@@ -47,6 +47,7 @@ struct SearchContext {
   std::string target;            // canonical target string
   int num_cores = 1;             // parallel loops are sized for this
   int vector_lanes = 8;          // fp32 lanes of the target's widest vector unit
+  int vector_registers = 16;     // its registers (a register tile's accumulators must fit)
   uint64_t seed = 0;
   db::RecordStore* database = nullptr;  // optional: seeds the search, filters measured traces
   /// The task's timing-protocol version: records of another do not count as measured (0: any).

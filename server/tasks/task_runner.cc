@@ -257,6 +257,7 @@ Status TaskManager::Runner::RunSearch() {
   context.target = spec.target().target();  // the key of the task's records, as submitted
   context.num_cores = parsed_target.num_cores;
   context.vector_lanes = parsed_target.Fp32VectorLanes();
+  context.vector_registers = parsed_target.VectorRegisters();
   context.seed = spec.search().seed();
   context.database = &records;
   context.protocol_version = v1::ProtocolVersion(spec.measure());

@@ -33,6 +33,7 @@ class CandidateFeaturesTest : public ::testing::Test {
     ctx_.target = target->ToString();
     ctx_.num_cores = target->num_cores;
     ctx_.vector_lanes = target->Fp32VectorLanes();
+    ctx_.vector_registers = target->VectorRegisters();
     ctx_.seed = 7;
   }
   void TearDown() override {

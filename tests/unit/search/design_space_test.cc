@@ -115,6 +115,35 @@ TEST(DesignSpace, APrimeNumberOfVectorsTilesIntoRegisterRowsOfSeveralVectors) {
   EXPECT_GT(several, 0) << "no sample padded the 17 vectors to a tile of several";
 }
 
+TEST(DesignSpace, RegisterTilesFitInTheVectorRegisters) {
+  // A 7x7 image of 64 channels (8 vectors of 8 lanes): rows of 7 or 8 (padded) in both image
+  // axes and four vectors would be 224 accumulators. The target's 16 registers less the two
+  // operands hold 14: every sampled register tile fits, and some fill more than half of them.
+  SearchContext ctx = ContextFor("conv2d_nchw(N=1,C=16,H=7,W=7,F=64,R=3,S=3,pad=1)");
+  ASSERT_EQ(ctx.vector_registers, 16);
+  int64_t largest = 0;
+  for (const Sketch& sketch : GenerateSketches(ctx)) {
+    if (sketch.name.find("short-vector") != std::string::npos) continue;  // lanes, not vectors
+    for (uint64_t seed = 0; seed < 40; ++seed) {
+      auto sch = SampleSketch(ctx, sketch, seed);
+      ASSERT_TRUE(sch.ok()) << sketch.name << ": " << sch.status().message();
+      const schedule::Trace& trace = sch->trace();
+      // The innermost factors of the spatial loops' three-level tiles: rows, and vectors (a
+      // vector axis narrower than a vector tiles its lanes, up to four vectors' worth: one register).
+      int64_t accumulators = 1;
+      for (const auto& [index, factors] : trace.decisions) {
+        const schedule::Instruction& inst = trace.instructions[size_t(index)];
+        if (inst.kind != schedule::InstKind::kSampleTile || factors.size() != 3) continue;
+        if (inst.int_attrs[1] == 4 * kTestLanes) continue;
+        accumulators *= factors.back();
+      }
+      EXPECT_LE(accumulators, 14) << sketch.name << " seed " << seed << "\n" << trace.ToString();
+      largest = std::max(largest, accumulators);
+    }
+  }
+  EXPECT_GE(largest, 8);
+}
+
 TEST(DesignSpace, MatmulHasPackingSketchAndRegisterTile) {
   SearchContext ctx = ContextFor("matmul(M=64,N=64,K=64)");
   std::vector<Sketch> sketches = GenerateSketches(ctx);

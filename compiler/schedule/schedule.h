@@ -75,7 +75,8 @@ class Schedule {
   /// lane (lanes past the extent add the identity), and the block reduces out_rf over the lanes.
   /// The lanes are a spatial axis of the new block, so they can be vectorized: a sum or max along
   /// a contiguous row (softmax, layer norm, a mean) becomes vector accumulators. The block keeps
-  /// its spatial loops; its one reduction loop, at the index of its first, runs over the lanes.
+  /// its spatial loops; its one reduction loop, at the index of its first, runs over the lanes
+  /// (the CPU code generator folds a power-of-two count of them in halves, not one by one).
   StatusOr<BlockRV> RFactor(BlockRV block, Factor factor);
   Status ComputeAt(BlockRV block, LoopRV loop);
   Status ReverseComputeAt(BlockRV block, LoopRV loop);

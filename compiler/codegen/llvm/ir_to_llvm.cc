@@ -39,6 +39,7 @@
 #include "compiler/codegen/llvm/vector_math_internal.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/ir/ir_mutator.h"
+#include "compiler/ir/simplify.h"
 
 namespace tuned::codegen::internal {
 namespace {
@@ -302,7 +303,10 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     auto_unroll_ = BudgetInside(*op, auto_unroll_);
 
     llvm::Value* min = CastValue(Emit(op->min), op->min.type(), op->var->type);
-    if (unroll != Unroll::kNone) {
+    std::optional<LaneFold> fold = vector_ || !const_extent ? std::nullopt : MatchLaneFold(*op, *const_extent);
+    if (fold) {
+      EmitLaneFold(*op, *fold, min, *const_extent);
+    } else if (unroll != Unroll::kNone) {
       EmitUnrolled(op, min, *const_extent);
     } else if (op->kind == ForKind::kVectorized && !vector_) {
       std::string blocker = VectorizeBlocker(*op, bounds_);
@@ -367,6 +371,74 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
           EmitStmt(op->body);
         },
         vectorize_hint);
+  }
+
+  // A serial loop that folds a contiguous run of a local float32 buffer into one element,
+  // B[i] = B[i] + A[.. v ..] (or max, min; B's index invariant): an rfactor's combine of its
+  // vector lanes (schedule.h: RFactor). Emitted as one vector load folded in halves, log2(n)
+  // dependent operations instead of a chain of n: 32 lanes' chain was a fifth of a layer norm.
+  // Only a local buffer's: the order of a sum over an argument stays the one the loop writes.
+  struct LaneFold {
+    const Store* store;
+    BinaryOp op;
+    const Load* elements;
+  };
+  std::optional<LaneFold> MatchLaneFold(const For& loop, int64_t extent) {
+    if (extent < 4 || extent > kMaxLanes || !std::has_single_bit(uint64_t(extent))) return std::nullopt;
+    const Store* store = loop.body.as<Store>();
+    if (store == nullptr || store->buffer->dtype != DataType::Float32()) return std::nullopt;
+    const Binary* fold = store->value.as<Binary>();
+    if (fold == nullptr || (fold->op != BinaryOp::kAdd && fold->op != BinaryOp::kMax && fold->op != BinaryOp::kMin)) {
+      return std::nullopt;
+    }
+    const Load* acc = fold->a.as<Load>();
+    const Load* elements = fold->b.as<Load>();
+    if (acc == nullptr || elements == nullptr || acc->buffer.get() != store->buffer.get()) return std::nullopt;
+    if (elements->buffer.get() == store->buffer.get() || elements->buffer->dtype != DataType::Float32() ||
+        elements->buffer->scope != MemoryScope::kLocal) {
+      return std::nullopt;
+    }
+    for (size_t d = 0; d < store->indices.size(); ++d) {
+      if (!ir::StructurallyEqual(acc->indices[d], store->indices[d])) return std::nullopt;
+    }
+    Expr target = FlatOffset(store->buffer->shape, store->indices, bounds_);
+    Expr source = FlatOffset(elements->buffer->shape, elements->indices, bounds_);
+    if (analysis::ClassifyAccess(target, loop.var, bounds_) != AccessPattern::kInvariant ||
+        analysis::ClassifyAccess(source, loop.var, bounds_) != AccessPattern::kUnitStride) {
+      return std::nullopt;
+    }
+    return LaneFold{store, fold->op, elements};
+  }
+
+  void EmitLaneFold(const For& loop, const LaneFold& fold, llvm::Value* min, int64_t extent) {
+    llvm::Type* element = b_.getFloatTy();
+    frame_.vars[loop.var.get()] = min;
+    Expr source = FlatOffset(fold.elements->buffer->shape, fold.elements->indices, bounds_);
+    llvm::Value* first =
+        b_.CreateInBoundsGEP(element, frame_.buffers.at(fold.elements->buffer.get()), Emit(source));
+    llvm::Value* v = b_.CreateAlignedLoad(llvm::FixedVectorType::get(element, unsigned(extent)), first,
+                                          ElementAlign(element));
+    // The same operations as the scalar ones (VisitBinary), on halves, then on the result.
+    auto combine = [&](llvm::Value* a, llvm::Value* c) -> llvm::Value* {
+      switch (fold.op) {
+        case BinaryOp::kMax: return b_.CreateSelect(b_.CreateFCmpOLT(a, c), c, a);
+        case BinaryOp::kMin: return b_.CreateSelect(b_.CreateFCmpOLT(c, a), c, a);
+        default: return b_.CreateFAdd(a, c);
+      }
+    };
+    for (int64_t width = extent; width > 1; width /= 2) {
+      std::vector<int> low(size_t(width / 2)), high(size_t(width / 2));
+      for (int64_t k = 0; k < width / 2; ++k) {
+        low[size_t(k)] = int(k);
+        high[size_t(k)] = int(k + width / 2);
+      }
+      v = combine(b_.CreateShuffleVector(v, low), b_.CreateShuffleVector(v, high));
+    }
+    llvm::Value* folded = b_.CreateExtractElement(v, uint64_t(0));
+    Expr target = FlatOffset(fold.store->buffer->shape, fold.store->indices, bounds_);
+    llvm::Value* slot = b_.CreateInBoundsGEP(element, frame_.buffers.at(fold.store->buffer.get()), Emit(target));
+    llvm::Value* old = b_.CreateAlignedLoad(element, slot, ElementAlign(element));
+    b_.CreateAlignedStore(combine(old, folded), slot, ElementAlign(element));
   }
 
   void EmitUnrolled(const For* op, llvm::Value* min, int64_t extent) {

@@ -558,6 +558,29 @@ TEST_F(JitTest, VectorizedReductionAxisStaysCorrect) {
   ExpectMatchesInterpreter(f);
 }
 
+// An rfactor's combine: a serial loop folding a local buffer's lanes into one element is one
+// vector load folded in halves (log2(n) dependent operations, not a chain of n), for sums,
+// maxima and minima; a sum over an argument keeps its loop and its order (above).
+TEST_F(JitTest, AFoldOfLocalLanesIsFoldedInHalves) {
+  const int64_t n = 32;
+  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kMax, BinaryOp::kMin}) {
+    Buffer A = MakeBuffer("A", DataType::Float32(), {n});
+    Buffer S = MakeBuffer("S", DataType::Float32(), {1});
+    Buffer lanes = MakeBuffer("lanes", DataType::Float32(), {n}, MemoryScope::kLocal);
+    Var i = MakeVar("i"), k = MakeVar("k");
+    Stmt fill = MakeFor(i, 0, n, ForKind::kSerial, MakeStore(lanes, {AsExpr(i)}, MakeLoad(A, {AsExpr(i)})));
+    Stmt init = MakeStore(S, {MakeInt(0)}, MakeFloat(op == BinaryOp::kAdd ? 0.5 : 0.0));
+    Expr folded = MakeBinary(op, MakeLoad(S, {MakeInt(0)}), MakeLoad(lanes, {AsExpr(k)}));
+    Stmt fold = MakeFor(k, 0, n, ForKind::kSerial, MakeStore(S, {MakeInt(0)}, folded));
+    LoweredFunc f{"fold", {A, S}, MakeAllocate(lanes, MakeSeq({fill, init, fold}))};
+    std::string ir = Ir(f, false);
+    EXPECT_THAT(ir, Not(HasSubstr("k.header"))) << BinaryOpSymbol(op);
+    EXPECT_THAT(ir, HasSubstr("load <32 x float>")) << BinaryOpSymbol(op);
+    EXPECT_THAT(ir, HasSubstr("shufflevector <2 x float>")) << BinaryOpSymbol(op);
+    ExpectMatchesInterpreter(f);
+  }
+}
+
 TEST_F(JitTest, ThreadBindingIsRejected) {
   LoweredFunc f = AddProgram(ForKind::kSerial, 4, 4);
   const For* loop = f.body.as<For>();

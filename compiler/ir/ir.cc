@@ -188,10 +188,10 @@ Expr MakeCall(Intrinsic op, std::vector<Expr> args) {
 }
 
 Stmt MakeFor(Var var, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag,
-             int64_t auto_unroll_max_step) {
+             int64_t auto_unroll_max_step, int64_t prefetch_ahead) {
   TUNED_CHECK(body.defined()) << "for " << var->name << " without body";
   return Stmt(std::make_shared<const For>(std::move(var), std::move(min), std::move(extent), kind,
-                                          std::move(thread_tag), auto_unroll_max_step,
+                                          std::move(thread_tag), auto_unroll_max_step, prefetch_ahead,
                                           std::move(body)));
 }
 

@@ -180,14 +180,17 @@ class Stmt {
 
 struct For : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kFor;
-  For(Var v, Expr mn, Expr ext, ForKind k, std::string tag, int64_t unroll, Stmt b)
+  For(Var v, Expr mn, Expr ext, ForKind k, std::string tag, int64_t unroll, int64_t prefetch, Stmt b)
       : StmtNode(kKind), var(std::move(v)), min(std::move(mn)), extent(std::move(ext)), kind(k),
-        thread_tag(std::move(tag)), auto_unroll_max_step(unroll), body(std::move(b)) {}
+        thread_tag(std::move(tag)), auto_unroll_max_step(unroll), prefetch_ahead(prefetch), body(std::move(b)) {}
   const Var var;
   const Expr min, extent;
   const ForKind kind;
   const std::string thread_tag;       // "blockIdx.x", "threadIdx.y", ... for kThreadBinding.
   const int64_t auto_unroll_max_step; // Unroll inner loops whose total steps fit; 0: off.
+  // Prefetch what the contiguous vector loads of arguments inside read this many iterations
+  // ahead (along the loop's stride of their address); 0: off. CPU code generator only.
+  const int64_t prefetch_ahead;
   const Stmt body;
 };
 
@@ -250,7 +253,7 @@ Expr MakeLoad(Buffer buffer, std::vector<Expr> indices);
 Expr MakeCall(Intrinsic op, std::vector<Expr> args);
 
 Stmt MakeFor(Var var, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag = "",
-             int64_t auto_unroll_max_step = 0);
+             int64_t auto_unroll_max_step = 0, int64_t prefetch_ahead = 0);
 Stmt MakeStore(Buffer buffer, std::vector<Expr> indices, Expr value);
 Stmt MakeAllocate(Buffer buffer, Stmt body);
 Stmt MakeIfThenElse(Expr cond, Stmt then_case, Stmt else_case = Stmt());

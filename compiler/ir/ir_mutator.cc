@@ -98,7 +98,8 @@ Stmt IRMutator::MutateFor(const For* op, const Stmt& self) {
   Expr mn = Mutate(op->min), ext = Mutate(op->extent);
   Stmt body = Mutate(op->body);
   if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return self;
-  return MakeFor(op->var, mn, ext, op->kind, body, op->thread_tag, op->auto_unroll_max_step);
+  return MakeFor(op->var, mn, ext, op->kind, body, op->thread_tag, op->auto_unroll_max_step,
+                 op->prefetch_ahead);
 }
 
 Stmt IRMutator::MutateStore(const Store* op, const Stmt& self) {

@@ -94,6 +94,7 @@ class Printer : public ExprFunctor<void(const Expr&)>, public StmtFunctor<void(c
     if (op->kind != ForKind::kSerial) os_ << " " << ForKindName(op->kind);
     if (!op->thread_tag.empty()) os_ << "(" << op->thread_tag << ")";
     if (op->auto_unroll_max_step > 0) os_ << " auto_unroll_max_step=" << op->auto_unroll_max_step;
+    if (op->prefetch_ahead > 0) os_ << " prefetch_ahead=" << op->prefetch_ahead;
     os_ << ":\n";
     VisitStmt(op->body, indent + 1);
   }

@@ -442,7 +442,8 @@ class StmtSimplifier : public IRMutator {
     // A loop whose body folded away (a piece where every guard is false) is no loop.
     if (const Seq* seq = body.as<Seq>(); seq != nullptr && seq->stmts.empty()) return body;
     if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return self;
-    return MakeFor(op->var, mn, ext, op->kind, body, op->thread_tag, op->auto_unroll_max_step);
+    return MakeFor(op->var, mn, ext, op->kind, body, op->thread_tag, op->auto_unroll_max_step,
+                   op->prefetch_ahead);
   }
 
  private:

@@ -182,7 +182,7 @@ class NestGenerator {
     Stmt inner = WrapAllocations(id, l, ir::MakeSeq(std::move(body)));
     const schedule::Loop& loop = st.loops[l];
     return ir::MakeFor(info.loop_var[l], ir::MakeInt(0), ir::MakeInt(info.loop_extent[l]), loop.kind,
-                       inner, loop.thread_tag, loop.auto_unroll_max_step);
+                       inner, loop.thread_tag, loop.auto_unroll_max_step, loop.prefetch_ahead);
   }
 
   std::vector<int> Attached(int stage, int loop, AttachKind kind) const {
@@ -292,7 +292,7 @@ class NestGenerator {
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const schedule::Loop& loop = st.loops[it->first];
       body = ir::MakeFor(it->second, ir::MakeInt(0), ir::MakeInt(info.loop_extent[it->first]),
-                         loop.kind, body, loop.thread_tag, loop.auto_unroll_max_step);
+                         loop.kind, body, loop.thread_tag, loop.auto_unroll_max_step, loop.prefetch_ahead);
     }
     return body;
   }

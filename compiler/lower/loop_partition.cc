@@ -59,7 +59,7 @@ class Partitioner : public ir::IRMutator {
       changed |= !body.same_as(op->body);
       pieces.push_back(ir::MakeFor(op->var, ir::MakeInt(begin, op->min.type()),
                                    ir::MakeInt(end - begin, op->extent.type()), op->kind, body,
-                                   op->thread_tag, op->auto_unroll_max_step));
+                                   op->thread_tag, op->auto_unroll_max_step, op->prefetch_ahead));
       begin = end;
     }
     outer_.erase(op->var.get());

@@ -183,7 +183,7 @@ class Unswitcher : public ir::IRMutator {
     }
     --budget_;
     Stmt fast = ir::MakeFor(op->var, op->min, op->extent, op->kind, GuardRemover(hoisted).Mutate(op->body),
-                            op->thread_tag, op->auto_unroll_max_step);
+                            op->thread_tag, op->auto_unroll_max_step, op->prefetch_ahead);
     fast = Descend(fast.as<ir::For>(), fast, range);
     // On the other path the test (all of it) is known to fail: a deeper loop need not make
     // the same test again.

@@ -250,15 +250,18 @@ Status Schedule::Bind(LoopRV loop, const std::string& thread_tag) {
 Status Schedule::Annotate(LoopRV loop_rv, const std::string& key, int64_t value) {
   TUNED_ASSIGN_OR_RETURN(auto resolved, ResolveLoop(loop_rv));
   TUNED_ASSIGN_OR_RETURN(auto sl, LeafLoop(state_, resolved, "annotate"));
-  if (key != "auto_unroll_max_step") {
+  Loop& loop = state_.stages[sl.first].loops[sl.second];
+  int64_t* field = key == "auto_unroll_max_step" ? &loop.auto_unroll_max_step
+                   : key == "prefetch_ahead"     ? &loop.prefetch_ahead
+                                                 : nullptr;
+  if (field == nullptr) {
     return InvalidArgumentError("annotate: unknown annotation '" + key +
-                                "' (known: auto_unroll_max_step)");
+                                "' (known: auto_unroll_max_step, prefetch_ahead)");
   }
   if (value < 0) {
-    return InvalidArgumentError("annotate: auto_unroll_max_step must not be negative, got " +
-                                std::to_string(value));
+    return InvalidArgumentError("annotate: " + key + " must not be negative, got " + std::to_string(value));
   }
-  state_.stages[sl.first].loops[sl.second].auto_unroll_max_step = value;
+  *field = value;
   Instruction& recorded = Record(InstKind::kAnnotate, {TraceArg::RV(loop_rv.id)});
   recorded.str_attrs = {key};
   recorded.int_attrs = {value};

@@ -63,7 +63,8 @@ class Schedule {
   Status Unroll(LoopRV loop);
   /// Binds a loop to a GPU thread axis: blockIdx.{x,y,z} or threadIdx.{x,y,z}.
   Status Bind(LoopRV loop, const std::string& thread_tag);
-  /// Annotations: "auto_unroll_max_step" (>= 0).
+  /// Annotations (>= 0): "auto_unroll_max_step"; "prefetch_ahead", iterations of the loop
+  /// ahead that the CPU code generator prefetches its body's contiguous argument loads.
   Status Annotate(LoopRV loop, const std::string& key, int64_t value);
 
   /// Stages the `read_index`-th buffer `block` reads through a new buffer in `scope`.

@@ -37,6 +37,7 @@ struct Loop {
   ir::ForKind kind = ir::ForKind::kSerial;
   std::string thread_tag;
   int64_t auto_unroll_max_step = 0;
+  int64_t prefetch_ahead = 0;  // iterations ahead its body's argument loads are prefetched
 };
 
 enum class AttachKind : uint8_t { kRoot, kComputeAt, kReverseComputeAt, kInline };

@@ -26,7 +26,7 @@ constexpr int kLoopFeatureCount = kTopStores * kStoreFeatures + kGlobalFeatures;
 
 constexpr int kArithFeatures = 13;
 constexpr int kLoopFeatures = 8;
-constexpr int kAnnotationFeatures = 16;
+constexpr int kAnnotationFeatures = 17;
 constexpr int kBufferFeatures = 17;
 constexpr int kIntensityFeatures = 4;
 constexpr int kAllocFeatures = 5;
@@ -45,7 +45,8 @@ constexpr const char* kAnnotationNames[kAnnotationFeatures] = {
     "vec_innermost",        "vec_lanes",         "vec_loops",        "vec_gathers",
     "unroll_loops",         "unroll_product",    "unroll_innermost", "parallel_loops",
     "parallel_extent",      "parallel_per_core", "parallel_balance", "parallel_outer_iterations",
-    "auto_unroll_max_step", "auto_unroll_steps", "thread_loops",     "thread_extent"};
+    "auto_unroll_max_step", "auto_unroll_steps", "thread_loops",     "thread_extent",
+    "prefetch_ahead"};
 constexpr const char* kBufferNames[kBufferFeatures] = {
     "is_read",         "is_write",        "is_local",        "accesses",     "bytes",
     "unique_bytes",    "unique_lines",    "unique_bytes_l1", "unique_bytes_l2",
@@ -79,6 +80,7 @@ struct LoopFrame {
   ir::ForKind kind = ir::ForKind::kSerial;
   analysis::Unroll unroll = analysis::Unroll::kNone;  // as the code generator emits the loop
   int64_t auto_unroll_budget = 0;  // auto_unroll_max_step in force inside the loop
+  int64_t prefetch_ahead = 0;      // that of the innermost loop around (or this one) annotated so
 };
 
 struct AllocFrame {
@@ -360,6 +362,9 @@ class Collector : public ir::StmtFunctor<void(const Stmt&)> {
     const int64_t budget = context_.loops.empty() ? 0 : context_.loops.back().auto_unroll_budget;
     frame.unroll = analysis::UnrollOf(*op, budget);
     frame.auto_unroll_budget = analysis::BudgetInside(*op, budget);
+    frame.prefetch_ahead = op->prefetch_ahead > 0 ? op->prefetch_ahead
+                           : context_.loops.empty() ? 0
+                                                    : context_.loops.back().prefetch_ahead;
     ++num_loops;
     if (op->kind == ir::ForKind::kParallel) ++parallel_loops;
     if (op->kind == ir::ForKind::kVectorized) ++vec_loops;
@@ -552,6 +557,7 @@ void FillStore(const StoreInfo& s, const FeatureOptions& options, float* out) {
   *p++ = Slog(auto_unroll > 0 ? auto_unrolled : 0);
   *p++ = float(thread_count);
   *p++ = Slog(thread_count ? thread_extent : 0);
+  *p++ = Slog(double(depth ? loops.back().prefetch_ahead : 0));
 
   // Buffers: merge the access sites per buffer, keep the widest site of each.
   std::vector<BufferSummary> buffers;

@@ -19,7 +19,7 @@
 /// constant divides a coefficient, floormod keeps it, min/max/select take both sides. Unique
 /// footprints per dimension are min(span, product of the extents that move the index, shape).
 ///
-/// Store block `s<i>.` (i = 0 .. kTopStores-1), 97 values:
+/// Store block `s<i>.` (i = 0 .. kTopStores-1), 98 values:
 ///
 /// | name | meaning |
 /// |---|---|
@@ -47,6 +47,7 @@
 /// | auto_unroll_max_step | log of the auto_unroll_max_step in force at the store (that of the innermost annotated loop around it) |
 /// | auto_unroll_steps | log product of the extents of the loops around the store the code generator auto-unrolls (analysis::UnrollOf = kAuto; 1 when none), 0 without a budget |
 /// | thread_loops, thread_extent | GPU thread-bound loops: count, log product of extents |
+/// | prefetch_ahead | log of the prefetch_ahead in force at the store (that of the innermost annotated loop around it; 0: none) |
 /// | b<j>.* (j = 0..2) | the store's buffers, largest unique footprint first (then bytes, then name), 17 values each: |
 /// | b<j>.is_read, b<j>.is_write | the buffer is loaded / stored by this store statement |
 /// | b<j>.is_local | the buffer lives in local or shared scope (registers, stack, GPU shared) |
@@ -82,11 +83,12 @@
 /// configuration, occupancy, barriers, coalescing, bank conflicts, vector accesses); the table
 /// is in gpu_features.h. All zero for CPU candidates.
 ///
-/// Length: kTopStores * 97 + 16 + 17 = 324. Any change to names, order or meaning bumps
+/// Length: kTopStores * 98 + 16 + 17 = 327. Any change to names, order or meaning bumps
 /// kFeatureVersion, so saved models trained on other features are refused. Version 2: FMA,
 /// unroll and stride features come from compiler/analysis (what the code generator does).
 /// Version 3: the GPU block. Version 4: `vec_gathers` counts only the gathers and scatters the
-/// code generator emits (a load of a small constant stride is a span and a shuffle).
+/// code generator emits (a load of a small constant stride is a span and a shuffle). Version 5:
+/// `prefetch_ahead`.
 
 #include <cstdint>
 #include <optional>
@@ -99,10 +101,10 @@
 
 namespace tuned::costmodel {
 
-inline constexpr uint32_t kFeatureVersion = 4;
+inline constexpr uint32_t kFeatureVersion = 5;
 inline constexpr int kTopStores = 3;
 inline constexpr int kBuffersPerStore = 3;
-inline constexpr int kStoreFeatures = 97;
+inline constexpr int kStoreFeatures = 98;
 inline constexpr int kGlobalFeatures = 16;
 
 struct FeatureOptions {

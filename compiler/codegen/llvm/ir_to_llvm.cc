@@ -151,7 +151,9 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   void AddKernel(const LoweredFunc& func) {
     kernel_name_ = func.name;
     streamed_outputs_.clear();
+    arguments_.clear();
     for (const Buffer& arg : func.args) {
+      arguments_.insert(arg.get());
       const int64_t bytes = arg->num_elements() * int64_t(arg->dtype.bytes());
       if (x86_ && bytes >= kMinStreamingStoreBytes && !analysis::LoadsFrom(func.body, arg.get())) {
         streamed_outputs_.insert(arg.get());
@@ -303,6 +305,8 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     auto_unroll_ = BudgetInside(*op, auto_unroll_);
 
     llvm::Value* min = CastValue(Emit(op->min), op->min.type(), op->var->type);
+    const Prefetch saved_prefetch = prefetch_;
+    if (op->prefetch_ahead > 0) prefetch_ = {op->var, op->prefetch_ahead};
     std::optional<LaneFold> fold = vector_ || !const_extent ? std::nullopt : MatchLaneFold(*op, *const_extent);
     if (fold) {
       EmitLaneFold(*op, *fold, min, *const_extent);
@@ -325,6 +329,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       EmitSerial(op, min, /*vectorize_hint=*/false);
     }
     auto_unroll_ = saved_unroll;
+    prefetch_ = saved_prefetch;
     bounds_.erase(op->var.get());
     frame_.vars.erase(op->var.get());
   }
@@ -759,6 +764,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
         } else if (mask_) {
           raw = b_.CreateMaskedLoad(vt, first, align, mask_, llvm::Constant::getNullValue(vt));
         } else {
+          PrefetchAhead(buffer.get(), element, first, offset);
           raw = b_.CreateAlignedLoad(vt, first, align, buffer->name);
         }
         break;
@@ -840,6 +846,21 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     }
     llvm::Value* ptrs = b_.CreateInBoundsGEP(element, base, Widen(Emit(offset)));
     b_.CreateMaskedScatter(value, ptrs, align, mask_ ? mask_ : AllLanes());
+  }
+
+  // Before a vector load of an argument at `first` inside a loop annotated prefetch_ahead: a
+  // prefetch of the element that many iterations of that loop ahead, where the load's address
+  // moves with it by a constant stride. Rows of a softmax go to memory while the row before is
+  // computed on (exp costs as much as the row's transfer), rather than one after the other.
+  // A prefetch past the buffer's end does not fault.
+  void PrefetchAhead(const BufferNode* buffer, llvm::Type* element, llvm::Value* first, const Expr& offset) {
+    if (!prefetch_.loop.get() || !arguments_.count(buffer)) return;
+    std::optional<int64_t> stride = analysis::StrideAlong(offset, prefetch_.loop, bounds_);
+    if (!stride || *stride == 0) return;
+    llvm::Value* ahead = b_.CreateGEP(element, first, b_.getInt64(*stride * prefetch_.iterations));
+    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {PtrType()},
+                       {ahead, b_.getInt32(0) /* read */, b_.getInt32(3) /* keep in all caches */,
+                        b_.getInt32(1) /* data */});
   }
 
   // Whether every lane of a contiguous vector access at `offset` lies inside a stack buffer of
@@ -1130,6 +1151,12 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   int outlined_ = 0;
   std::unordered_set<const BufferNode*> streamed_outputs_;  // the kernel's outputs written streaming
   std::unordered_map<const BufferNode*, int64_t> stack_buffers_;  // stack arrays in scope: elements
+  std::unordered_set<const BufferNode*> arguments_;  // the kernel's buffer arguments
+  struct Prefetch {
+    Var loop;  // the innermost loop annotated prefetch_ahead (none: undefined)
+    int64_t iterations = 0;
+  };
+  Prefetch prefetch_;
 
   Frame frame_;
   const VectorScope* vector_ = nullptr;  // the vectorized loop being emitted, if any

@@ -109,7 +109,7 @@ class BarrierInserter {
         pending.Clear();
       }
       return ir::MakeFor(op->var, op->min, op->extent, op->kind, body, op->thread_tag,
-                         op->auto_unroll_max_step);
+                         op->auto_unroll_max_step, op->prefetch_ahead);
     }
     if (const ir::IfThenElse* op = s.as<ir::IfThenElse>()) {
       Expr inner = divergent.defined() || IsUniform(op->cond, thread_vars_) ? divergent : op->cond;

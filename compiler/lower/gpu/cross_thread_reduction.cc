@@ -197,7 +197,7 @@ class CrossThreadReductions : public ir::IRMutator {
                                                     combined(init->value, ir::MakeLoad(shared, {ir::MakeInt(0)})))));
     Stmt per_thread = ir::MakeAllocate(partial, ir::MakeSeq(std::move(body)));
     Stmt bound = ir::MakeFor(loop.var, loop.min, loop.extent, loop.kind, per_thread, loop.thread_tag,
-                             loop.auto_unroll_max_step);
+                             loop.auto_unroll_max_step, loop.prefetch_ahead);
     return ir::MakeAllocate(shared, bound);
   }
 };

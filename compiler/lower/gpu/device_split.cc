@@ -88,7 +88,7 @@ class KernelBuilder : public ir::IRMutator {
     if (const ir::For* op = s.as<ir::For>()) {
       if (op->kind == ir::ForKind::kThreadBinding && op->thread_tag == tag) return s;
       return ir::MakeFor(op->var, op->min, op->extent, op->kind, SinkGuard(op->body, guard, tag), op->thread_tag,
-                         op->auto_unroll_max_step);
+                         op->auto_unroll_max_step, op->prefetch_ahead);
     }
     if (const ir::Allocate* op = s.as<ir::Allocate>()) {
       return ir::MakeAllocate(op->buffer, SinkGuard(op->body, guard, tag));

@@ -184,6 +184,38 @@ TEST(FeaturesAgreeWithCodegen, StridedVectorAccessesAreGathers) {
   }
 }
 
+// A row loop annotated prefetch_ahead: the feature gives the distance, and the code generator
+// prefetches each argument's vector loads that many rows ahead (the row stride times it), while
+// the output it stores and a loop without the annotation get no prefetch.
+TEST(FeaturesAgreeWithCodegen, PrefetchesAheadAreTheOnesTheFeatureSays) {
+  for (int64_t ahead : {0, 2}) {
+    schedule::Schedule sch(Workload("add(M=8,N=32)"), 1);
+    auto block = sch.GetBlock("add");
+    ASSERT_TRUE(block.ok());
+    auto loops = sch.GetLoops(*block);
+    ASSERT_TRUE(loops.ok());
+    auto j = sch.Split((*loops)[1], {schedule::Factor{}, schedule::Factor{16}});
+    ASSERT_TRUE(j.ok());
+    ASSERT_TRUE(sch.Vectorize((*j)[1]).ok());
+    ASSERT_TRUE(sch.Annotate((*loops)[0], "prefetch_ahead", ahead).ok());
+    ASSERT_TRUE(sch.Parallel((*loops)[0]).ok());
+    StatusOr<lower::LoweredFunc> func = lower::Lower(sch);
+    ASSERT_TRUE(func.ok()) << func.status().ToString();
+    EXPECT_NEAR(Unlog(Feature(ExtractFeatures(*func), "s0.prefetch_ahead")), double(ahead), 1e-4);
+    StatusOr<std::string> ir = UnoptimizedIr(*func);
+    ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+    int prefetches = 0;
+    std::istringstream lines(*ir);
+    for (std::string line; std::getline(lines, line);) {
+      prefetches += line.find("call void @llvm.prefetch") != std::string::npos;
+    }
+    EXPECT_EQ(prefetches, ahead ? 2 : 0) << *ir;  // both inputs, not the output
+    if (ahead) {
+      EXPECT_NE(ir->find("i64 64"), std::string::npos) << "two rows of 32 ahead\n" << *ir;
+    }
+  }
+}
+
 TEST(FeaturesAgreeWithCodegen, RandomSchedulesOfEveryOp) {
   int checked = 0, with_fma = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {

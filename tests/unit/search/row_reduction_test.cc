@@ -65,7 +65,12 @@ TEST_F(RowReductionTest, SeveralRowsAreReducedTogetherInEachStep) {
 
 TEST_F(RowReductionTest, FusedRowsComputeEachExponentialOnceInsideTheRowLoop) {
   SearchContext ctx = ContextFor(kModelSoftmax);
-  for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes+fused-rows", 6)) {
+  std::set<std::string> prefetches;
+  for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes+fused-rows", 12)) {
+    // The rows' inputs prefetched none, one or two rows ahead: a decision of the search.
+    std::smatch ahead;
+    std::regex_search(program, ahead, std::regex("for out\\.i in \\[0, \\+6\\) parallel( prefetch_ahead=[12])?:"));
+    prefetches.insert(ahead.empty() ? "missing" : ahead[1].str());
     // One parallel loop, over the rows, holding a row's exponentials (a row, or a little more
     // where the row sum's last step reads past it under a guard), which the row sum and the
     // quotients both read rather than call exp again.
@@ -75,6 +80,7 @@ TEST_F(RowReductionTest, FusedRowsComputeEachExponentialOnceInsideTheRowLoop) {
     EXPECT_GE(Count(program, "\n *exp\\[[^\n]*= exp\\(\\("), 1) << program;
     EXPECT_EQ(Count(program, "\n *(out|row_sum_rf)\\[[^\n]*exp\\(\\("), 0) << program;
   }
+  EXPECT_EQ(prefetches, (std::set<std::string>{"", " prefetch_ahead=1", " prefetch_ahead=2"}));
 }
 
 TEST_F(RowReductionTest, TheQuotientOfTwoRowReductionsIsNotTakenForAnEpilogue) {

@@ -28,11 +28,8 @@ StatusOr<std::unique_ptr<CompiledKernels>> CompiledKernels::Open(const std::stri
     TUNED_ASSIGN_OR_RETURN(kernel.packed, kernels->Symbol(library_path, entry->second.packed));
     if (!entry->second.prepack.empty()) {
       TUNED_ASSIGN_OR_RETURN(Fn prepack, kernels->Symbol(library_path, entry->second.prepack));
-      const ir::Workload& w = *task.workload;
-      std::vector<bool> constant;
-      for (const ir::Buffer& in : w.inputs()) constant.push_back(w.IsConstantInput(in.get()));
-      kernel.constants =
-          std::make_unique<runtime::PackedConstants>(prepack, std::move(constant), entry->second.packed_bytes);
+      kernel.constants = std::make_unique<runtime::PackedConstants>(prepack, task.workload->ConstantInputFlags(),
+                                                                    entry->second.packed_bytes);
     }
   }
   return kernels;

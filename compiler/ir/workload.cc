@@ -81,6 +81,12 @@ bool Workload::IsConstantInput(const BufferNode* buffer) const {
   return std::find(constant_inputs_.begin(), constant_inputs_.end(), buffer) != constant_inputs_.end();
 }
 
+std::vector<bool> Workload::ConstantInputFlags() const {
+  std::vector<bool> flags;
+  for (const Buffer& in : inputs_) flags.push_back(IsConstantInput(in.get()));
+  return flags;
+}
+
 // Counts arithmetic operations on values in a body (each Binary/Call is one); index arithmetic
 // (int64), conditions, loads and casts are free.
 static double CountOps(const Expr& e) {

@@ -50,6 +50,8 @@ class Workload {
   /// the same values in every call, so what a schedule derives from it alone (a packed copy)
   /// may be computed once, before the calls (lower::LoweredFunc::prepack).
   bool IsConstantInput(const BufferNode* buffer) const;
+  /// IsConstantInput of each input, in order (what runtime::PackedConstants takes).
+  std::vector<bool> ConstantInputFlags() const;
   const std::vector<ComputeStage>& stages() const { return stages_; }
   const ComputeStage& output_stage() const { return stages_.back(); }
   /// All buffers a kernel takes as arguments: inputs, then the output.

@@ -127,10 +127,8 @@ StatusOr<std::shared_ptr<const Kernel>> Compiler::GetKernel(const std::string& w
   TUNED_ASSIGN_OR_RETURN(kernel->jit_, jit_->Compile(selection.func));
   if (selection.func.prepack.defined()) {
     const lower::LoweredFunc& func = selection.func;
-    std::vector<bool> constant;
-    for (const ir::Buffer& in : workload.inputs()) constant.push_back(workload.IsConstantInput(in.get()));
     kernel->num_inputs_ = func.num_inputs();
-    kernel->packed_ = std::make_unique<runtime::PackedConstants>(kernel->jit_->prepack(), std::move(constant),
+    kernel->packed_ = std::make_unique<runtime::PackedConstants>(kernel->jit_->prepack(), workload.ConstantInputFlags(),
                                                                  func.PackedBytes());
   }
   kernel->workload_key_ = workload.key();

@@ -13,8 +13,15 @@
 
 namespace tuned::runtime {
 
+/// Buffers of this size or more are aligned to it and placed on transparent huge pages.
+inline constexpr size_t kHugePageBytes = size_t(2) << 20;
+
 /// `bytes` (rounded up to a whole number of alignment units, at least one) of uninitialised
-/// memory aligned to 64 bytes, freed with std::free; throws std::bad_alloc when there is none.
+/// memory aligned to 64 bytes, freed with std::free; nullptr when there is none. A buffer of
+/// kHugePageBytes or more is rounded up to whole huge pages and asks the kernel for them.
+void* TryAllocateAligned(size_t bytes);
+
+/// TryAllocateAligned that throws std::bad_alloc when there is no memory.
 void* AllocateAligned(size_t bytes);
 
 class AlignedBuffer {

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "compiler/runtime/aligned_buffer.h"
+
 namespace tuned::runtime {
 namespace {
 
@@ -48,9 +50,7 @@ void tuned_parallel_for(int64_t extent, int32_t num_threads, TunedParallelBody b
 }
 
 void* tuned_runtime_alloc(int64_t bytes) {
-  constexpr int64_t kAlign = static_cast<int64_t>(tuned::runtime::kBufferAlignment);
-  int64_t rounded = std::max<int64_t>((bytes + kAlign - 1) / kAlign * kAlign, kAlign);
-  void* ptr = std::aligned_alloc(kAlign, static_cast<size_t>(rounded));
+  void* ptr = tuned::runtime::TryAllocateAligned(static_cast<size_t>(std::max<int64_t>(bytes, 0)));
   if (ptr == nullptr) {
     std::fprintf(stderr, "tuned runtime: out of memory allocating %lld bytes of kernel scratch\n",
                  static_cast<long long>(bytes));

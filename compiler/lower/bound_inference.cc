@@ -128,7 +128,7 @@ class BoundInference {
       extents.push_back(a.extent);
     }
     if (st.attach == AttachKind::kComputeAt) {
-      TUNED_RETURN_IF_ERROR(RegionReadByConsumers(id, mins, extents));
+      TUNED_RETURN_IF_ERROR(RegionReadByConsumers(id, st.attach_stage, st.attach_loop, mins, extents));
     } else if (st.attach == AttachKind::kReverseComputeAt) {
       TUNED_RETURN_IF_ERROR(RegionWrittenByProducer(id, mins, extents));
     }
@@ -229,12 +229,15 @@ class BoundInference {
     }
   }
 
-  Status RegionReadByConsumers(int id, std::vector<Expr>& mins, std::vector<int64_t>& extents) {
+  // The region of `id`'s buffer its consumers read in one iteration of loop `loop` of stage
+  // `target` (where it is computed, or the tile its layout follows).
+  Status RegionReadByConsumers(int id, int target, int loop, std::vector<Expr>& mins,
+                               std::vector<int64_t>& extents) {
     const Stage& st = state_.stages[id];
-    int target = st.attach_stage;
     TUNED_RETURN_IF_ERROR(Compute(target));
-    int pos = state_.stages[target].LeafPosition(st.attach_loop);
-    std::string where = "block " + st.name + " computed at a loop of " + state_.stages[target].name;
+    int pos = state_.stages[target].LeafPosition(loop);
+    std::string where = "block " + st.name + (st.attach == AttachKind::kComputeAt ? " computed at" : " laid out by") +
+                        " a loop of " + state_.stages[target].name;
     if (pos < 0) return InvalidArgumentError(where + ": the loop is no longer a leaf");
     std::vector<int> consumers = state_.ConsumersOf(id);
     for (int c : consumers) TUNED_RETURN_IF_ERROR(Compute(c));
@@ -368,6 +371,23 @@ class BoundInference {
     return Status::Ok();
   }
 
+  // block_layout: per dimension of `id`'s buffer, the extent of the blocks it is laid out in
+  // (the region read in one iteration of the layout loop), 0 where that does not divide the
+  // dimension or covers it whole.
+  StatusOr<std::vector<int64_t>> LayoutBlocks(int id) {
+    const Stage& st = state_.stages[id];
+    std::vector<Expr> mins(st.axes.size(), ir::MakeInt(0));
+    std::vector<int64_t> extents;
+    for (const ir::Axis& a : st.axes) extents.push_back(a.extent);
+    TUNED_RETURN_IF_ERROR(RegionReadByConsumers(id, st.layout_stage, st.layout_loop, mins, extents));
+    std::vector<int64_t> block(extents.size(), 0);
+    for (size_t d = 0; d < extents.size(); ++d) {
+      const int64_t full = st.axes[d].extent;
+      if (extents[d] < full && full % extents[d] == 0) block[d] = extents[d];
+    }
+    return block;
+  }
+
   Status Place(int id) {
     const Stage& st = state_.stages[id];
     if (st.is_output) return Status::Ok();
@@ -406,6 +426,9 @@ class BoundInference {
       } else {
         offset.assign(dims, ir::MakeInt(0));
         shape = st.output->shape;
+        if (st.layout_stage >= 0) {
+          TUNED_ASSIGN_OR_RETURN(placement.block, LayoutBlocks(id));
+        }
       }
     }
     placement.allocated = ir::MakeBuffer(st.output->name, st.output->dtype, shape, st.output->scope);

@@ -4,7 +4,9 @@
 // walks its last dimension along its vector loop. A weight panel read along the output channels
 // becomes channel-innermost (KCRS staged as CRSK) and a register tile vectorized over channels
 // keeps whole vectors in channel order, so the hot loop loads and stores them contiguously;
-// whoever copies into or out of the buffer pays the transposition once per element.
+// whoever copies into or out of the buffer pays the transposition once per element. A buffer
+// laid out in blocks (block_layout) is split into them, the blocks outermost: a GEMV's weight
+// panel blocked by the columns one parallel tile reads is [N/T][K][T], one stream per tile.
 
 #include "compiler/analysis/access.h"
 #include "compiler/ir/ir_mutator.h"
@@ -47,25 +49,40 @@ int VectorDimension(const LoweringContext& ctx, int writer) {
 
 std::vector<ir::Expr> BufferPlacement::Locate(std::vector<ir::Expr> indices) const {
   for (size_t d = 0; d < indices.size(); ++d) indices[d] = indices[d] - offset[d];
-  if (dim_order.empty()) return indices;
-  std::vector<ir::Expr> ordered;
-  for (int d : dim_order) ordered.push_back(indices[d]);
-  return ordered;
+  if (dim_order.empty() && block.empty()) return indices;
+  std::vector<ir::Expr> located;
+  for (size_t d = 0; d < block.size(); ++d) {
+    if (block[d] > 0) located.push_back(ir::FloorDiv(indices[d], ir::MakeInt(block[d])));
+  }
+  for (size_t p = 0; p < indices.size(); ++p) {
+    const size_t d = dim_order.empty() ? p : size_t(dim_order[p]);
+    located.push_back(d < block.size() && block[d] > 0 ? ir::FloorMod(indices[d], ir::MakeInt(block[d])) : indices[d]);
+  }
+  return located;
 }
 
 void ChooseBufferLayouts(LoweringContext& ctx) {
   for (auto& [buffer, placement] : ctx.placements) {
     int writer = ctx.state.ProducerOf(buffer);
     if (writer < 0) continue;
-    const int rank = int(placement.allocated->shape.size());
+    const std::vector<int64_t> region = placement.allocated->shape;
+    const int rank = int(region.size());
     int last = VectorDimension(ctx, writer);
-    if (last < 0 || last == rank - 1) continue;
-    std::vector<int64_t> shape;
-    for (int d = 0; d < rank; ++d) {
-      if (d != last) placement.dim_order.push_back(d);
+    if (last >= 0 && last != rank - 1) {
+      for (int d = 0; d < rank; ++d) {
+        if (d != last) placement.dim_order.push_back(d);
+      }
+      placement.dim_order.push_back(last);
     }
-    placement.dim_order.push_back(last);
-    for (int d : placement.dim_order) shape.push_back(placement.allocated->shape[d]);
+    if (placement.dim_order.empty() && placement.block.empty()) continue;
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < placement.block.size(); ++d) {
+      if (placement.block[d] > 0) shape.push_back(region[d] / placement.block[d]);
+    }
+    for (int p = 0; p < rank; ++p) {
+      const size_t d = placement.dim_order.empty() ? size_t(p) : size_t(placement.dim_order[p]);
+      shape.push_back(d < placement.block.size() && placement.block[d] > 0 ? placement.block[d] : region[d]);
+    }
     const ir::BufferNode& old = *placement.allocated;
     placement.allocated = ir::MakeBuffer(old.name, old.dtype, shape, old.scope);
   }

@@ -33,6 +33,9 @@ struct BufferPlacement {
   // Dimension d of `allocated` is dimension dim_order[d] of the buffer the stages access
   // (buffer_layout.cc); empty: the same order.
   std::vector<int> dim_order;
+  // block_layout: dimension d is split into blocks of block[d] (0: not split); the block
+  // indices of the split dimensions come first, then every dimension within its block.
+  std::vector<int64_t> block;
 
   /// The allocated buffer's indices of an access at `indices` of the staged buffer.
   std::vector<ir::Expr> Locate(std::vector<ir::Expr> indices) const;
@@ -51,7 +54,8 @@ struct LoweringContext {
 Status InferBounds(LoweringContext& ctx);
 
 /// Lays out every placed buffer for the reduction that computes with it: the dimension its
-/// vector loop walks along goes last (buffer_layout.cc).
+/// vector loop walks along goes last; a buffer laid out in blocks is split into them
+/// (buffer_layout.cc).
 void ChooseBufferLayouts(LoweringContext& ctx);
 
 /// The loop program of all live stages: `body`; with `prepack_constants`, the root stages that

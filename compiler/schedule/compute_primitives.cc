@@ -305,6 +305,7 @@ Status Schedule::ComputeAt(BlockRV block, LoopRV loop_rv) {
     st.attach = AttachKind::kComputeAt;
     st.attach_stage = target_stage;
     st.attach_loop = target_loop;
+    st.layout_stage = st.layout_loop = -1;  // a region per iteration has no blocks to lay out
   }
   Record(InstKind::kComputeAt, {TraceArg::RV(block.id), TraceArg::RV(loop_rv.id)});
   return Status::Ok();
@@ -346,6 +347,28 @@ Status Schedule::ReverseComputeAt(BlockRV block, LoopRV loop_rv) {
     return nesting.WithContext(where);
   }
   Record(InstKind::kReverseComputeAt, {TraceArg::RV(block.id), TraceArg::RV(loop_rv.id)});
+  return Status::Ok();
+}
+
+Status Schedule::BlockLayout(BlockRV block, LoopRV loop_rv) {
+  TUNED_ASSIGN_OR_RETURN(int stage, ResolveBlock(block));
+  TUNED_ASSIGN_OR_RETURN(auto target, ResolveLoop(loop_rv));
+  auto [consumer, loop] = target;
+  Stage& st = state_.stages[stage];
+  std::string where = "block_layout of block " + st.name;
+  if (loop < 0) return InvalidArgumentError(where + ": the target must be a loop");
+  if (st.attach != AttachKind::kRoot) return InvalidArgumentError(where + ": it is not computed at the root");
+  if (st.is_output) return InvalidArgumentError(where + ": it writes the output, whose layout is the caller's");
+  const std::vector<int> consumers = state_.ConsumersOf(stage);
+  if (std::find(consumers.begin(), consumers.end(), consumer) == consumers.end()) {
+    return InvalidArgumentError(where + ": block " + state_.stages[consumer].name + " does not read it");
+  }
+  if (state_.stages[consumer].LeafPosition(loop) < 0) {
+    return InvalidArgumentError(where + ": loop " + LoopName(consumer, loop) + " is not a current loop");
+  }
+  st.layout_stage = consumer;
+  st.layout_loop = loop;
+  Record(InstKind::kBlockLayout, {TraceArg::RV(block.id), TraceArg::RV(loop_rv.id)});
   return Status::Ok();
 }
 

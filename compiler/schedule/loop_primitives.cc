@@ -41,6 +41,16 @@ std::vector<int> AttachedAt(const ScheduleState& state, int stage, int loop) {
   return found;
 }
 
+// Blocks laid out in the tiles of `loop` of `stage` (block_layout).
+std::vector<int> LaidOutAt(const ScheduleState& state, int stage, int loop) {
+  std::vector<int> found;
+  for (size_t i = 0; i < state.stages.size(); ++i) {
+    const Stage& st = state.stages[i];
+    if (st.is_live() && st.layout_stage == stage && st.layout_loop == loop) found.push_back(int(i));
+  }
+  return found;
+}
+
 }  // namespace
 
 StatusOr<std::vector<LoopRV>> Schedule::Split(LoopRV loop_rv, const std::vector<Factor>& factors) {
@@ -106,6 +116,8 @@ StatusOr<std::vector<LoopRV>> Schedule::Split(LoopRV loop_rv, const std::vector<
   // Whatever was inside the loop is now inside its innermost part; an init nest placed before
   // it goes before the outermost part.
   for (int child : AttachedAt(state_, stage, loop)) state_.stages[child].attach_loop = new_loops.back();
+  // One iteration of the loop is one of its outermost part: a layout keeps its blocks.
+  for (int laid_out : LaidOutAt(state_, stage, loop)) state_.stages[laid_out].layout_loop = new_loops.front();
   if (st.init_loop == loop) st.init_loop = new_loops.front();
 
   std::vector<LoopRV> outs;
@@ -148,6 +160,10 @@ StatusOr<LoopRV> Schedule::Fuse(const std::vector<LoopRV>& loop_rvs) {
       return InvalidArgumentError("fuse: loop " + st.loops[loops[i]].name + " of block " + st.name +
                                   " has a block computed at it");
     }
+    if (i + 1 < loops.size() && !LaidOutAt(state_, stage, loops[i]).empty()) {
+      return InvalidArgumentError("fuse: loop " + st.loops[loops[i]].name + " of block " + st.name +
+                                  " has a block laid out in its tiles");
+    }
     if (i > 0 && st.init_loop == loops[i]) {
       return InvalidArgumentError("fuse: loop " + st.loops[loops[i]].name + " of block " + st.name +
                                   " has the reduction init before it");
@@ -162,6 +178,7 @@ StatusOr<LoopRV> Schedule::Fuse(const std::vector<LoopRV>& loop_rvs) {
     fused = next;
   }
   for (int child : AttachedAt(state_, stage, loops.back())) state_.stages[child].attach_loop = fused;
+  for (int laid_out : LaidOutAt(state_, stage, loops.back())) state_.stages[laid_out].layout_loop = fused;
   if (st.init_loop == loops[0]) st.init_loop = fused;
   st.leaves.erase(st.leaves.begin() + first, st.leaves.begin() + first + int(loops.size()));
   st.leaves.insert(st.leaves.begin() + first, fused);

@@ -144,11 +144,13 @@ class TraceReplayer {
       }
       case InstKind::kComputeAt:
       case InstKind::kReverseComputeAt:
-      case InstKind::kDecomposeReduction: {
+      case InstKind::kDecomposeReduction:
+      case InstKind::kBlockLayout: {
         TUNED_ASSIGN_OR_RETURN(uint32_t b, Rv(inst, 0));
         TUNED_ASSIGN_OR_RETURN(uint32_t loop, Rv(inst, 1));
         if (inst.kind == InstKind::kComputeAt) return sch_.ComputeAt({b}, {loop});
         if (inst.kind == InstKind::kReverseComputeAt) return sch_.ReverseComputeAt({b}, {loop});
+        if (inst.kind == InstKind::kBlockLayout) return sch_.BlockLayout({b}, {loop});
         return sch_.DecomposeReduction({b}, {loop});
       }
       case InstKind::kComputeInline:

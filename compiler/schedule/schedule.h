@@ -14,6 +14,7 @@
 ///   cache_read, cache_write                    staging through a buffer in a memory scope
 ///   rfactor                                    a reduction as partial results per lane, combined
 ///   compute_at, reverse_compute_at             move a stage into a consumer's/producer's loop
+///   block_layout                               a root buffer laid out in a consumer's tiles
 ///   compute_inline, reverse_compute_inline     fold an elementwise stage into its neighbour
 ///   decompose_reduction                        where the init of a reduction goes
 ///   sample_perfect_tile, sample_tile, sample_categorical, sample_compute_location   decisions
@@ -81,6 +82,13 @@ class Schedule {
   StatusOr<BlockRV> RFactor(BlockRV block, Factor factor);
   Status ComputeAt(BlockRV block, LoopRV loop);
   Status ReverseComputeAt(BlockRV block, LoopRV loop);
+  /// Lays out the buffer `block` writes (computed at the root) in blocks of the region its
+  /// consumers read in one iteration of `loop`, a loop of one of them: each block contiguous,
+  /// the blocks in order. A weight panel read a column tile at a time becomes [N/T][K][T], so
+  /// the tile streams through one run of memory; computed from constants alone, it is laid
+  /// out once, by the kernel's prepack entry. Dimensions whose block does not divide the
+  /// extent keep their place. Split and fuse carry the reference along like compute_at's.
+  Status BlockLayout(BlockRV block, LoopRV loop);
   Status ComputeInline(BlockRV block);
   Status ReverseComputeInline(BlockRV block);
   Status DecomposeReduction(BlockRV block, LoopRV loop);

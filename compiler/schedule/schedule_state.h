@@ -59,6 +59,10 @@ struct Stage {
   int attach_stage = -1;
   int attach_loop = -1;
   int init_loop = -1;                 // decompose_reduction: init nest goes before this loop
+  // block_layout (a root stage): its buffer is laid out in blocks of the region its consumers
+  // read in one iteration of this loop of stage layout_stage; -1: the buffer's own order.
+  int layout_stage = -1;
+  int layout_loop = -1;
 
   int num_root_loops() const { return int(axes.size() + reduce_axes.size()); }
   bool is_reduction() const { return reduce != ir::ReduceKind::kNone; }

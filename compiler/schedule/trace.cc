@@ -38,6 +38,7 @@ constexpr KindInfo kKinds[] = {
     {InstKind::kSampleComputeLocation, "sample_compute_location"},
     {InstKind::kSampleTile, "sample_tile"},
     {InstKind::kRFactor, "rfactor"},
+    {InstKind::kBlockLayout, "block_layout"},
 };
 
 }  // namespace

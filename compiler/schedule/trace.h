@@ -21,6 +21,7 @@
 ///   cache_write          block        / str[scope]                 / block
 ///   rfactor              block, factor (rv|int) / -                / block
 ///   compute_at|reverse_compute_at  block, loop / -                 / -
+///   block_layout         block, loop  / -                          / -
 ///   compute_inline|reverse_compute_inline  block / -               / -
 ///   decompose_reduction  block, loop  / -                          / -
 ///   sample_perfect_tile  loop         / int[n, max_innermost]      / ints...   decision: factors
@@ -48,7 +49,7 @@ enum class InstKind : uint8_t {
   kGetBlock, kGetLoops, kSplit, kFuse, kReorder, kParallel, kVectorize, kUnroll, kBind,
   kAnnotate, kCacheRead, kCacheWrite, kComputeAt, kReverseComputeAt, kComputeInline,
   kReverseComputeInline, kDecomposeReduction, kSamplePerfectTile, kSampleCategorical,
-  kSampleComputeLocation, kSampleTile, kRFactor
+  kSampleComputeLocation, kSampleTile, kRFactor, kBlockLayout
 };
 const char* InstKindName(InstKind kind);
 StatusOr<InstKind> ParseInstKind(std::string_view name);

@@ -269,17 +269,24 @@ Status TileReduction(Schedule& sch, const std::string& name, const SearchContext
     TUNED_ASSIGN_OR_RETURN(BlockRV epi, sch.GetBlock(epilogue));
     TUNED_RETURN_IF_ERROR(sch.ReverseComputeInline(epi));
   }
+  // A panel of a constant input (a model's weight) is laid out whole, once, by the kernel's
+  // prepack entry, in blocks of what one middle tile reads (all of the reduction, one register
+  // tile wide), so that the hot loops stream through one run of memory; a panel of any other
+  // input is staged per outer tile, in every call.
+  auto place_panel = [&](BlockRV panel, const ir::BufferNode* input) -> Status {
+    if (!ctx.workload->IsConstantInput(input)) return sch.ComputeAt(panel, outer.back());
+    return middle.empty() ? Status::Ok() : sch.BlockLayout(panel, middle.back());
+  };
   if (pack_index >= 0) {
+    const ir::BufferNode* input = sch.state().ReadBuffers(stage)[size_t(pack_index)].get();
     TUNED_ASSIGN_OR_RETURN(BlockRV panel, sch.CacheRead(block, pack_index, "global"));
-    TUNED_RETURN_IF_ERROR(sch.ComputeAt(panel, outer.back()));
+    TUNED_RETURN_IF_ERROR(place_panel(panel, input));
     TUNED_ASSIGN_OR_RETURN(auto panel_loops, sch.GetLoops(panel));
     TUNED_RETURN_IF_ERROR(sch.Vectorize(panel_loops.back()));
   }
   for (const ir::BufferNode* input : panels) {
     TUNED_ASSIGN_OR_RETURN(BlockRV panel, sch.CacheRead(block, ReadIndexOf(sch, stage, input), "global"));
-    // A constant input (a model's weight) is laid out whole, once, by the kernel's prepack
-    // entry; any other is staged per outer tile, in every call.
-    if (!ctx.workload->IsConstantInput(input)) TUNED_RETURN_IF_ERROR(sch.ComputeAt(panel, outer.back()));
+    TUNED_RETURN_IF_ERROR(place_panel(panel, input));
     TUNED_RETURN_IF_ERROR(PackAlong(sch, panel, PanelDimension(sch, stage, sch.StageOf(panel), vector_axis),
                                     ctx.vector_lanes));
   }

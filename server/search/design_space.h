@@ -15,15 +15,17 @@
 ///      that fits in the target's vector registers with two operands;
 ///      an elementwise consumer reading it at its own indices is fused into the copy-back
 ///      (epilogue fusion); optionally (a separate sketch) the input read along the innermost
-///      spatial axis is packed at the last outer loop (cache_read, a contiguous panel);
+///      spatial axis is packed at the last outer loop (cache_read, a contiguous panel; a
+///      constant input once, at the root, in blocks of the columns a middle tile reads:
+///      block_layout);
 ///      where whole target vectors do not divide the last spatial extent, another sketch tiles
 ///      it directly into short vectors that do (28 as 4 x 7 rather than 16 + a masked 12);
 ///      where the last spatial axis is a poor vector (strided reads, as a stride-2 convolution
 ///      reads its image, or no whole vectors), another sketch vectorizes along another spatial
 ///      axis with whole vectors (vector_axis.h: a convolution's output channels), staging the
 ///      inputs it walks across into panels at the last outer loop, laid out with that axis
-///      innermost (a constant input, a model's weight, whole at the root: the kernel's prepack
-///      entry lays it out once, lower.h); and the *reduce-outside* sketch orders the tiles S R S R S (Ansor's CPU
+///      innermost (a constant input, a model's weight, whole at the root, blocked likewise:
+///      the kernel's prepack entry lays it out once, lower.h); and the *reduce-outside* sketch orders the tiles S R S R S (Ansor's CPU
 ///      structure): each outer reduction block sweeps the middle spatial tiles, whose
 ///      accumulator (a buffer of the outer tile, copied back after the last reduction loop)
 ///      stays in cache, so a GEMV streams whole rows of its matrix;

@@ -15,6 +15,7 @@
 #include "server/search/random_search.h"
 #include "tests/support/random_schedule.h"
 #include "tests/unit/search/search_test_context.h"
+#include "tests/unit/search/sketch_test_fixture.h"
 
 namespace tuned::search {
 namespace {
@@ -156,6 +157,41 @@ TEST(DesignSpace, MatmulHasPackingSketchAndRegisterTile) {
   EXPECT_NE(program.find("B_global"), std::string::npos) << program;
   EXPECT_NE(program.find("parallel"), std::string::npos) << program;
   EXPECT_NE(program.find("vectorized"), std::string::npos) << program;
+}
+
+// A constant weight's panel (a model's GEMV) is laid out once, by the prepack entry, in blocks of
+// the columns one middle tile reads: [N/T][K][T], so the hot loops stream through one run of
+// memory instead of a few vectors of every row. The kernel only reads it.
+using PackSketchTest = SketchTest;
+TEST_F(PackSketchTest, AConstantPanelIsPrepackedInTheTilesItsConsumerReads) {
+  SearchContext ctx = ContextFor(
+      "tdl: input A: float32[1, 64]; input B: const float32[64, 96]; "
+      "matmul[i: 1, j: 96]: float32 = sum[ri: 64](A[i, ri] * B[ri, j])");
+  std::vector<Sketch> sketches = GenerateSketches(ctx);
+  const Sketch* pack = FindSketch(sketches, "tile+pack");
+  ASSERT_NE(pack, nullptr);
+  int blocked = 0;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    auto sch = SampleSketch(ctx, *pack, seed);
+    ASSERT_TRUE(sch.ok()) << sch.status().message();
+    auto func = lower::Lower(*sch);
+    ASSERT_TRUE(func.ok()) << func.status().message();
+    ASSERT_TRUE(func->prepack.defined()) << ir::ToString(func->body);
+    ASSERT_EQ(func->num_packed, 1u);
+    const std::vector<int64_t>& panel = func->args[2]->shape;
+    const std::string body = ir::ToString(func->body);
+    EXPECT_EQ(body.find("allocate B_global"), std::string::npos) << body;
+    if (panel.size() == 3) {
+      EXPECT_EQ(panel[1], 64) << body;
+      EXPECT_EQ(panel[0] * panel[2], 96) << body;
+      EXPECT_EQ(panel[2] % kTestLanes, 0) << body;
+      ++blocked;
+    } else {
+      EXPECT_EQ(panel, (std::vector<int64_t>{64, 96})) << body;
+    }
+  }
+  EXPECT_GT(blocked, 0) << "no sample laid the panel out in blocks";
+  EXPECT_EQ(SampleAndCheck(ctx, "tile+pack", 6).size(), 6u);
 }
 
 // A 28-wide row on 8-lane vectors: whole vectors leave a masked 4-lane tail in every row; the

@@ -123,5 +123,41 @@ TEST_F(ScheduleTest, TiledMatmulWithCacheStagesComputesCorrectly) {
   ExpectCorrect();
 }
 
+
+// A weight panel laid out in the column tiles its consumer reads: [N/T][K][T], each tile one run
+// of memory, indexed by the tile loop directly (no division of the column left in the kernel).
+TEST_F(ScheduleTest, BlockLayoutLaysAPanelOutInTheTilesItsConsumerReads) {
+  BlockRV c = C();
+  auto loops = Loops(c);
+  auto j = *sch.Split(loops[1], {std::monostate{}, int64_t(4)});
+  ASSERT_TRUE(sch.Reorder({loops[0], j[0], loops[2], j[1]}).ok());
+  BlockRV panel = *sch.CacheRead(c, 1, "global");
+  EXPECT_ERROR(sch.BlockLayout(c, j[0]), "writes the output");
+  EXPECT_ERROR(sch.BlockLayout(panel, *sch.GetLoops(panel)->begin()), "does not read it");
+  ASSERT_TRUE(sch.BlockLayout(panel, j[0]).ok());
+  // Split and fuse carry the layout along: one iteration of j[0] is one of its outer part.
+  auto halves = *sch.Split(j[0], {int64_t(3), int64_t(1)});
+  auto fused = sch.Fuse({loops[0], halves[0]});
+  ASSERT_TRUE(fused.ok()) << fused.status().message();
+  EXPECT_ERROR(sch.Fuse({*fused, halves[1]}), "laid out in its tiles");
+  ASSERT_TRUE(sch.Vectorize(j[1]).ok());
+  auto func = lower::Lower(sch);
+  ASSERT_TRUE(func.ok()) << func.status().message();
+  const std::string program = ir::ToString(func->body);
+  EXPECT_NE(program.find("allocate B_global: float32[3, 8, 4]"), std::string::npos) << program;
+  // The tile index is the fused loop's part j[0] (a floormod of the fuse), the rest the loops'.
+  EXPECT_NE(program.find("B_global[floormod(C.i_j_0_0_fused, 3), C.ri, C.j_1]"), std::string::npos) << program;
+  ExpectCorrect();
+
+  // The trace replays to the same program; compute_at drops the layout (a region per iteration).
+  auto replayed = ReplayTrace(matmul, sch.trace());
+  ASSERT_TRUE(replayed.ok()) << replayed.status().message();
+  EXPECT_EQ(ir::ToString(lower::Lower(*replayed)->body), program);
+  ASSERT_TRUE(sch.ComputeAt(panel, *fused).ok());
+  EXPECT_ERROR(sch.BlockLayout(panel, j[1]), "not computed at the root");
+  EXPECT_EQ(ir::ToString(lower::Lower(sch)->body).find("float32[3, 8, 4]"), std::string::npos);
+  ExpectCorrect();
+}
+
 }  // namespace
 }  // namespace tuned::schedule

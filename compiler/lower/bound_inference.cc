@@ -372,8 +372,9 @@ class BoundInference {
   }
 
   // block_layout: per dimension of `id`'s buffer, the extent of the blocks it is laid out in
-  // (the region read in one iteration of the layout loop), 0 where that does not divide the
-  // dimension or covers it whole.
+  // (the region read in one iteration of the layout loop), 0 where that covers the dimension
+  // whole. A block that does not divide its dimension leaves the last block partly unused: an
+  // imperfect tile's region starts at a multiple of its extent all the same.
   StatusOr<std::vector<int64_t>> LayoutBlocks(int id) {
     const Stage& st = state_.stages[id];
     std::vector<Expr> mins(st.axes.size(), ir::MakeInt(0));
@@ -383,7 +384,7 @@ class BoundInference {
     std::vector<int64_t> block(extents.size(), 0);
     for (size_t d = 0; d < extents.size(); ++d) {
       const int64_t full = st.axes[d].extent;
-      if (extents[d] < full && full % extents[d] == 0) block[d] = extents[d];
+      if (extents[d] < full) block[d] = extents[d];
     }
     return block;
   }

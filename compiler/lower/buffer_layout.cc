@@ -77,7 +77,7 @@ void ChooseBufferLayouts(LoweringContext& ctx) {
     if (placement.dim_order.empty() && placement.block.empty()) continue;
     std::vector<int64_t> shape;
     for (size_t d = 0; d < placement.block.size(); ++d) {
-      if (placement.block[d] > 0) shape.push_back(region[d] / placement.block[d]);
+      if (placement.block[d] > 0) shape.push_back((region[d] + placement.block[d] - 1) / placement.block[d]);
     }
     for (int p = 0; p < rank; ++p) {
       const size_t d = placement.dim_order.empty() ? size_t(p) : size_t(placement.dim_order[p]);

@@ -86,8 +86,9 @@ class Schedule {
   /// consumers read in one iteration of `loop`, a loop of one of them: each block contiguous,
   /// the blocks in order. A weight panel read a column tile at a time becomes [N/T][K][T], so
   /// the tile streams through one run of memory; computed from constants alone, it is laid
-  /// out once, by the kernel's prepack entry. Dimensions whose block does not divide the
-  /// extent keep their place. Split and fuse carry the reference along like compute_at's.
+  /// out once, by the kernel's prepack entry. A block that does not divide its dimension
+  /// leaves the last one partly unused. Split and fuse carry the reference along like
+  /// compute_at's.
   Status BlockLayout(BlockRV block, LoopRV loop);
   Status ComputeInline(BlockRV block);
   Status ReverseComputeInline(BlockRV block);

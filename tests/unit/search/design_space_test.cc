@@ -165,8 +165,8 @@ TEST(DesignSpace, MatmulHasPackingSketchAndRegisterTile) {
 using PackSketchTest = SketchTest;
 TEST_F(PackSketchTest, AConstantPanelIsPrepackedInTheTilesItsConsumerReads) {
   SearchContext ctx = ContextFor(
-      "tdl: input A: float32[1, 64]; input B: const float32[64, 96]; "
-      "matmul[i: 1, j: 96]: float32 = sum[ri: 64](A[i, ri] * B[ri, j])");
+      "tdl: input A: float32[1, 64]; input B: const float32[64, 100]; "
+      "matmul[i: 1, j: 100]: float32 = sum[ri: 64](A[i, ri] * B[ri, j])");
   std::vector<Sketch> sketches = GenerateSketches(ctx);
   const Sketch* pack = FindSketch(sketches, "tile+pack");
   ASSERT_NE(pack, nullptr);
@@ -182,16 +182,19 @@ TEST_F(PackSketchTest, AConstantPanelIsPrepackedInTheTilesItsConsumerReads) {
     const std::string body = ir::ToString(func->body);
     EXPECT_EQ(body.find("allocate B_global"), std::string::npos) << body;
     if (panel.size() == 3) {
+      // Blocks of whole vectors (100 columns are 12 and a masked half): the last block is
+      // partly unused, and the kernel never reads its unused part (checked below).
       EXPECT_EQ(panel[1], 64) << body;
-      EXPECT_EQ(panel[0] * panel[2], 96) << body;
       EXPECT_EQ(panel[2] % kTestLanes, 0) << body;
+      EXPECT_GE(panel[0] * panel[2], 100) << body;
+      EXPECT_LT((panel[0] - 1) * panel[2], 100) << body;
       ++blocked;
     } else {
-      EXPECT_EQ(panel, (std::vector<int64_t>{64, 96})) << body;
+      EXPECT_EQ(panel, (std::vector<int64_t>{64, 100})) << body;
     }
   }
   EXPECT_GT(blocked, 0) << "no sample laid the panel out in blocks";
-  EXPECT_EQ(SampleAndCheck(ctx, "tile+pack", 6).size(), 6u);
+  EXPECT_EQ(SampleAndCheck(ctx, "tile+pack", 8).size(), 8u);
 }
 
 // A 28-wide row on 8-lane vectors: whole vectors leave a masked 4-lane tail in every row; the

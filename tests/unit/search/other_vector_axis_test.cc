@@ -84,7 +84,8 @@ TEST_F(OtherVectorAxisTest, AConstantWeightIsLaidOutOnceByThePrepackEntry) {
     } else {
       ASSERT_EQ(shape.size(), 5u);
       EXPECT_EQ(std::vector<int64_t>(shape.begin() + 1, shape.end() - 1), (std::vector<int64_t>{4, 3, 3}));
-      EXPECT_EQ(shape.front() * shape.back(), 32);
+      EXPECT_GE(shape.front() * shape.back(), 32);
+      EXPECT_LT((shape.front() - 1) * shape.back(), 32);
       ++blocked;
     }
     const std::string body = ir::ToString(func->body), prepack = ir::ToString(func->prepack);

@@ -25,7 +25,8 @@ struct MeasureOptions {
   uint32_t repeat = 0;
   double min_repeat_ms = -1;
   uint32_t run_timeout_ms = 0;
-  bool flush_cache = false;
+  bool flush_cache = false;     // every timed run cold
+  bool no_flush_cache = false;  // none, whatever the buffers' size
   uint64_t seed = 0;
   bool seed_set = false;
 };
@@ -62,7 +63,7 @@ void PrintText(const v1::MeasureJob& job, const v1::MeasureResult& result,
   std::printf("protocol  v%u warmup=%u number=%u repeat=%u min_repeat_ms=%g flush_cache=%s "
               "build_timeout_ms=%u run_timeout_ms=%u verify=%s seed=%llu\n",
               c.protocol_version(), c.warmup(), c.number(), c.repeat(), c.min_repeat_ms(),
-              c.flush_cache() ? "true" : "false", c.build_timeout_ms(), c.run_timeout_ms(),
+              !c.has_flush_cache() ? "auto" : c.flush_cache() ? "true" : "false", c.build_timeout_ms(), c.run_timeout_ms(),
               c.verify() ? "true" : "false", static_cast<unsigned long long>(c.seed()));
   std::string status = v1::MeasureStatus_Name(result.status());
   status = status.substr(std::string("MEASURE_STATUS_").size());
@@ -70,9 +71,9 @@ void PrintText(const v1::MeasureJob& job, const v1::MeasureResult& result,
   if (!result.error().empty()) std::printf("error     %s\n", result.error().c_str());
   std::printf("build     %.1f ms\n", result.build_seconds() * 1e3);
   if (result.status() == v1::MEASURE_STATUS_OK) {
-    std::printf("median    %s us  (%d repeats of %u runs)\n",
+    std::printf("median    %s us  (%d repeats of %u runs%s)\n",
                 Microseconds(result.median_seconds()).c_str(), result.repeat_seconds_size(),
-                result.number());
+                result.number(), result.cold() ? ", each after a cache flush" : "");
     std::string repeats;
     for (double seconds : result.repeat_seconds()) repeats += " " + Microseconds(seconds);
     std::printf("repeats  %s us\n", repeats.c_str());
@@ -102,7 +103,10 @@ Status RunMeasure(const MeasureOptions& options) {
   if (options.repeat > 0) config.set_repeat(options.repeat);
   if (options.min_repeat_ms >= 0) config.set_min_repeat_ms(options.min_repeat_ms);
   if (options.run_timeout_ms > 0) config.set_run_timeout_ms(options.run_timeout_ms);
-  if (options.flush_cache) config.set_flush_cache(true);
+  if (options.flush_cache && options.no_flush_cache) {
+    return InvalidArgumentError("--flush-cache and --no-flush-cache exclude each other");
+  }
+  if (options.flush_cache || options.no_flush_cache) config.set_flush_cache(options.flush_cache);
   if (options.seed_set) config.set_seed(options.seed);
   *job.mutable_config() = config;
 
@@ -151,7 +155,10 @@ void RegisterMeasureCommand(Program& program) {
                   "Minimum duration of one repeat, ms (default 10)");
   cmd->add_option("--run-timeout-ms", options->run_timeout_ms,
                   "Limit for running the candidate, ms (default 10000)");
-  cmd->add_flag("--flush-cache", options->flush_cache, "Flush the CPU caches between repeats");
+  cmd->add_flag("--flush-cache", options->flush_cache,
+                "Time every run cold, after a cache flush (default: when the kernel's buffers "
+                "exceed the last-level cache)");
+  cmd->add_flag("--no-flush-cache", options->no_flush_cache, "Never flush the caches");
   cmd->add_option_function<uint64_t>(
       "--seed",
       [options](const uint64_t& seed) {

@@ -18,6 +18,7 @@
 #include "compiler/ir/evaluator.h"
 #include "model/compiled_kernels.h"
 #include "model/model_runner.h"
+#include "common/cache_flush.h"
 
 namespace tuned::cli {
 namespace {
@@ -31,6 +32,7 @@ struct RunModelFlags {
   uint64_t seed = 0;
   bool check = false;
   bool json = false;
+  bool flush_cache = false;
 };
 
 // Raw little-endian float32, NAME.bin in `dir` (model tensor names may hold '/': it becomes '_').
@@ -111,7 +113,9 @@ Status RunRunModel(const RunModelFlags& flags) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::vector<double> totals, inside;
   model::TensorValues outputs;
+  const std::vector<uint8_t> flush(flags.flush_cache ? FlushBytes(HostLastLevelCacheBytes()) : 0, 1);
   for (uint32_t r = 0; r < flags.repeat; ++r) {
+    FlushCaches(flush.data(), flush.size());
     kernels->reset_kernel_seconds();
     const auto start = std::chrono::steady_clock::now();
     TUNED_ASSIGN_OR_RETURN(model::Float32Tensors out,
@@ -138,7 +142,7 @@ Status RunRunModel(const RunModelFlags& flags) {
   const double tolerance = ir::ToleranceFor(ir::DataType::Float32());
   if (flags.json) {
     nlohmann::json out = {{"model", flags.model.path}, {"library", flags.library}, {"runs", flags.repeat},
-                          {"median_seconds", median(totals)}, {"kernel_median_seconds", median(inside)},
+                          {"cold", flags.flush_cache}, {"median_seconds", median(totals)}, {"kernel_median_seconds", median(inside)},
                           {"kernels", loaded.tasks.kernels.size()}, {"outside", loaded.tasks.partition.outside.size()}};
     if (all_recorded) out["estimated_seconds"] = estimated;
     if (flags.check) out["max_relative_error"] = error, out["tolerance"] = tolerance;
@@ -170,6 +174,8 @@ void RegisterRunModelCommand(Program& program) {
   cmd->add_option("--inputs", flags->inputs_dir, "Read each model input from DIR/NAME.bin (raw float32); default: seeded random values in [-1, 1]");
   cmd->add_option("--save", flags->save_dir, "Write the inputs and outputs to DIR/NAME.bin (raw float32)");
   cmd->add_option("--repeat", flags->repeat, "Timed runs")->capture_default_str();
+  cmd->add_flag("--flush-cache", flags->flush_cache,
+                "Flush the CPU caches before every timed run (untimed): every run starts cold");
   cmd->add_option("--seed", flags->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_flag("--check", flags->check,
                 "Also run the model through the float64 reference of every kernel and compare (slow for large models)");

@@ -39,12 +39,8 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The cache-flush buffer: twice the last-level cache, so that writing through it evicts
-// everything the kernel left there; 64 MiB when the size is unknown.
-size_t FlushBytes(const v1::DeviceInfo& device) {
-  const uint64_t llc = device.l3_cache_bytes() > 0 ? device.l3_cache_bytes() : device.l2_cache_bytes();
-  if (llc == 0) return size_t{64} << 20;
-  return static_cast<size_t>(std::clamp<uint64_t>(2 * llc, uint64_t{8} << 20, uint64_t{512} << 20));
+uint64_t LastLevelCacheBytes(const v1::DeviceInfo& device) {
+  return device.l3_cache_bytes() > 0 ? device.l3_cache_bytes() : device.l2_cache_bytes();
 }
 
 class MeasurementEngineImpl final : public MeasurementEngine {
@@ -56,7 +52,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
         factory_(std::move(factory)),
         reference_builder_(MakeJitBuilder()),
         device_(ProbeCpuDevice(cpu_target_)),
-        runner_(options.memory_limit_bytes, FlushBytes(device_)),
+        runner_(options.memory_limit_bytes, LastLevelCacheBytes(device_)),
         references_(options.reference_cache_entries, options.reference_max_evaluator_flops, gate_,
                     [this](const WorkloadData& data) { return CompiledReference(data); }),
         objects_(options.object_cache_bytes) {
@@ -387,6 +383,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     request.prepack = built.kernel.prepack;
     request.packed_bytes = built.kernel.packed_bytes;
     request.inputs = data.InputPointers();
+    for (const runtime::AlignedBuffer& input : data.inputs) request.input_bytes += input.size();
     request.output = data.workload->output_stage().output;
     request.config = built.config;
     request.time_kernel = true;
@@ -423,6 +420,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
         result.set_median_seconds(Median(outcome->timing.repeat_seconds));
         result.set_repeat_cv(CoefficientOfVariation(outcome->timing.repeat_seconds));
         result.set_number(outcome->timing.number);
+        result.set_cold(outcome->cold);
       }
     }
     {

@@ -10,6 +10,7 @@
 
 #include "compiler/runtime/aligned_buffer.h"
 #include "compiler/runtime/packed_constants.h"
+#include "common/cache_flush.h"
 #include "worker/tensor_data.h"
 
 namespace tuned::worker {
@@ -57,7 +58,7 @@ bool LooksLikeMemoryExhaustion(const std::string& stderr_tail) {
 }
 
 // The child's side: everything between fork and _exit.
-int ChildMain(const RunRequest& request, void* shared, uint8_t* flush, size_t flush_bytes) {
+int ChildMain(const RunRequest& request, void* shared, const uint8_t* flush, size_t flush_bytes) {
   auto* header = static_cast<RunHeader*>(shared);
   const size_t output_bytes = BufferBytes(request.output);
   runtime::AlignedBuffer output(std::max<size_t>(output_bytes, 1));
@@ -92,16 +93,22 @@ int ChildMain(const RunRequest& request, void* shared, uint8_t* flush, size_t fl
 
 }  // namespace
 
-Runner::Runner(uint64_t memory_limit_bytes, size_t flush_bytes)
-    : memory_limit_bytes_(memory_limit_bytes), flush_bytes_(flush_bytes) {}
+Runner::Runner(uint64_t memory_limit_bytes, uint64_t llc_bytes)
+    : memory_limit_bytes_(memory_limit_bytes), llc_bytes_(llc_bytes), flush_bytes_(FlushBytes(llc_bytes)) {}
 
 StatusOr<RunOutcome> Runner::Run(const RunRequest& request) {
   const size_t output_bytes = BufferBytes(request.output);
   TUNED_RETURN_IF_ERROR(results_.Reserve(kOutputOffset + std::max<size_t>(output_bytes, 64)));
   std::memset(results_.data(), 0, sizeof(RunHeader));
-  uint8_t* flush = nullptr;
-  if (request.time_kernel && request.config.flush_cache() && flush_bytes_ > 0) {
-    TUNED_RETURN_IF_ERROR(flush_.Reserve(flush_bytes_));
+  uint64_t buffer_bytes = request.input_bytes + output_bytes;
+  for (uint64_t bytes : request.packed_bytes) buffer_bytes += bytes;
+  const bool cold = request.time_kernel && RunsCold(request.config, buffer_bytes, llc_bytes_);
+  const uint8_t* flush = nullptr;
+  if (cold) {
+    if (flush_.size() < flush_bytes_) {
+      TUNED_RETURN_IF_ERROR(flush_.Reserve(flush_bytes_));
+      std::memset(flush_.data(), 1, flush_.size());  // real pages, not the shared zero page
+    }
     flush = static_cast<uint8_t*>(flush_.data());
   }
   void* shared = results_.data();
@@ -155,6 +162,7 @@ StatusOr<RunOutcome> Runner::Run(const RunRequest& request) {
   outcome.output =
       FromKernelBuffer(request.output, static_cast<const uint8_t*>(shared) + kOutputOffset);
   outcome.timing.number = header->number;
+  outcome.cold = cold;
   outcome.timing.kernel_seconds = header->kernel_seconds;
   outcome.timing.repeat_seconds.assign(header->repeat_seconds,
                                        header->repeat_seconds + header->repeats);

@@ -31,6 +31,9 @@ struct RunRequest {
   std::vector<uint64_t> packed_bytes;
   /// Input buffers in argument order (typed, 64-byte aligned); the child may not change them.
   std::vector<const void*> inputs;
+  /// Their bytes together: with the output and the packed buffers, the working set that decides
+  /// cold runs (RunsCold).
+  uint64_t input_bytes = 0;
   ir::Buffer output;
   /// A resolved protocol (ResolveMeasureConfig).
   v1::MeasureConfig config;
@@ -45,14 +48,15 @@ struct RunOutcome {
   std::string error;           // one line, when not OK
   std::vector<double> output;  // the first run's output, when OK
   KernelTiming timing;         // kernel_seconds includes the first run
+  bool cold = false;           // timed with the caches flushed before every run (RunsCold)
   double child_seconds = 0;    // fork to reap
 };
 
 class Runner {
  public:
-  /// `memory_limit_bytes`: address space a candidate may add (0: unlimited); `flush_bytes`:
-  /// size of the buffer written through to flush the caches.
-  Runner(uint64_t memory_limit_bytes, size_t flush_bytes);
+  /// `memory_limit_bytes`: address space a candidate may add (0: unlimited); `llc_bytes`: the
+  /// machine's last-level cache (0: unknown), which decides cold runs and the flush's size.
+  Runner(uint64_t memory_limit_bytes, uint64_t llc_bytes);
 
   /// Runs `request` in a child. Not thread-safe: one run at a time, with nothing else of the
   /// worker running (the engine holds its ExclusiveGate exclusively). Errors only when no
@@ -61,6 +65,7 @@ class Runner {
 
  private:
   uint64_t memory_limit_bytes_;
+  uint64_t llc_bytes_;
   size_t flush_bytes_;
   SharedMemory results_;  // RunHeader, then the output
   SharedMemory flush_;    // created on first use, shared so children never copy it

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "proto/measure_config.h"
+#include "common/cache_flush.h"
 #include "worker/measurement_engine.h"
 
 namespace tuned::worker {
@@ -18,13 +19,6 @@ double TimeRuns(KernelEntry entry, void* const* args, uint32_t number) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Read-modify-write of every cache line: stores alone may bypass the caches (non-temporal
-// memset), which would leave the kernel's data cached.
-void FlushCaches(uint8_t* flush, size_t bytes) {
-  volatile uint8_t* p = flush;
-  for (size_t i = 0; i < bytes; i += 64) p[i] = static_cast<uint8_t>(p[i] + 1);
-}
-
 }  // namespace
 
 v1::MeasureConfig DefaultMeasureConfig() {
@@ -35,7 +29,7 @@ v1::MeasureConfig DefaultMeasureConfig() {
   config.set_number(1);
   config.set_repeat(5);
   config.set_min_repeat_ms(10);
-  config.set_flush_cache(false);
+  // flush_cache stays absent: cold exactly when the buffers exceed the last-level cache.
   config.set_build_timeout_ms(10'000);
   config.set_run_timeout_ms(10'000);
   config.set_verify(true);
@@ -49,10 +43,12 @@ StatusOr<v1::MeasureConfig> ResolveMeasureConfig(const v1::MeasureConfig& partia
     return DefaultMeasureConfig();
   }
   const v1::MeasureConfig requested = v1::WithMeasureDefaults(partial, DefaultMeasureConfig());
-  if (requested.protocol_version() != kProtocolVersion) {
+  if (requested.protocol_version() < kOldestProtocolVersion ||
+      requested.protocol_version() > kProtocolVersion) {
     return InvalidArgumentError("measure config: protocol version " +
                                 std::to_string(requested.protocol_version()) +
-                                " is not supported by this worker (version " +
+                                " is not supported by this worker (versions " +
+                                std::to_string(kOldestProtocolVersion) + " to " +
                                 std::to_string(kProtocolVersion) + ")");
   }
   if (requested.repeat() < 1 || requested.repeat() > kMaxRepeat) {
@@ -75,16 +71,22 @@ StatusOr<v1::MeasureConfig> ResolveMeasureConfig(const v1::MeasureConfig& partia
   return config;
 }
 
+bool RunsCold(const v1::MeasureConfig& config, uint64_t buffer_bytes, uint64_t llc_bytes) {
+  if (config.has_flush_cache()) return config.flush_cache();
+  return config.protocol_version() >= 2 && llc_bytes > 0 && buffer_bytes > llc_bytes;
+}
+
 KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureConfig& config,
-                        uint8_t* flush, size_t flush_bytes) {
+                        const uint8_t* flush, size_t flush_bytes) {
   KernelTiming timing;
   const Clock::time_point start = Clock::now();
   for (uint32_t i = 0; i < config.warmup(); ++i) entry(args);
 
-  uint32_t number = std::max<uint32_t>(config.number(), 1);
+  const bool cold = flush != nullptr;
+  uint32_t number = cold ? 1 : std::max<uint32_t>(config.number(), 1);
   const double min_seconds = config.min_repeat_ms() / 1000.0;
   double flush_seconds = 0;
-  if (min_seconds > 0) {
+  if (min_seconds > 0 && !cold) {
     while (number < kMaxNumber) {
       const double t = TimeRuns(entry, args, number);
       if (t >= min_seconds) break;
@@ -99,7 +101,7 @@ KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureC
 
   timing.repeat_seconds.reserve(config.repeat());
   for (uint32_t r = 0; r < config.repeat(); ++r) {
-    if (config.flush_cache() && flush != nullptr) {
+    if (cold) {
       const Clock::time_point flush_start = Clock::now();
       FlushCaches(flush, flush_bytes);
       flush_seconds += std::chrono::duration<double>(Clock::now() - flush_start).count();

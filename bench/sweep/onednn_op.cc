@@ -3,6 +3,7 @@
 //   tuned_onednn_op matmul M N K                               [--samples S] [--min-sample-ms MS]
 //   tuned_onednn_op conv N C H W F KH KW STRIDE PAD GROUPS     [--samples S] [--min-sample-ms MS]
 //                                                              [--native-layouts]
+//   (every form also takes --flush-cache: each sample one run after a cache flush, untimed)
 //   tuned_onednn_op softmax|layer_norm|reduce_mean|gelu|add_relu ROWS COLS
 //                                                              [--samples S] [--min-sample-ms MS]
 //
@@ -25,6 +26,8 @@
 #include <vector>
 
 #include <dnnl.hpp>
+
+#include "common/cache_flush.h"
 
 namespace {
 
@@ -173,7 +176,7 @@ Op MakeRowOp(const std::string& kind, const std::vector<long>& a, const dnnl::en
   std::fprintf(stderr,
                "usage: tuned_onednn_op matmul M N K | conv N C H W F KH KW STRIDE PAD GROUPS\n"
                "                       | softmax|layer_norm|reduce_mean|gelu|add_relu ROWS COLS\n"
-               "                       [--samples S] [--min-sample-ms MS] [--native-layouts]\n");
+               "                       [--samples S] [--min-sample-ms MS] [--native-layouts] [--flush-cache]\n");
   std::exit(2);
 }
 
@@ -186,10 +189,13 @@ int main(int argc, char** argv) {
   int samples = 15;
   double min_sample_ms = 20;
   bool native_layouts = false;
+  bool cold = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--native-layouts") {
       native_layouts = true;
+    } else if (arg == "--flush-cache") {
+      cold = true;
     } else if (arg == "--samples" && i + 1 < argc) {
       samples = std::atoi(argv[++i]);
     } else if (arg == "--min-sample-ms" && i + 1 < argc) {
@@ -226,17 +232,22 @@ int main(int argc, char** argv) {
 
   // Warm-up (page faults, oneDNN's JIT, OpenMP's threads), then grow the repeats per sample
   // until one sample lasts min_sample_ms, so small ops are not timed by the clock's overhead.
+  // Cold (--flush-cache): each sample is one run after the caches are flushed, untimed.
   run(3);
   long number = 1;
-  while (run(number) * 1e3 < min_sample_ms && number < (1L << 24)) number *= 2;
+  while (!cold && run(number) * 1e3 < min_sample_ms && number < (1L << 24)) number *= 2;
+  const std::vector<uint8_t> flush(cold ? tuned::FlushBytes(tuned::HostLastLevelCacheBytes()) : 0, 1);
   std::vector<double> per_op;
-  for (int s = 0; s < samples; ++s) per_op.push_back(run(number) / double(number));
+  for (int s = 0; s < samples; ++s) {
+    tuned::FlushCaches(flush.data(), flush.size());
+    per_op.push_back(run(number) / double(number));
+  }
   std::sort(per_op.begin(), per_op.end());
   const double median = per_op[per_op.size() / 2];
-  std::printf("{\"op\": \"%s\", \"implementation\": \"%s\", \"native_layouts\": %s, \"steps\": %zu, "
+  std::printf("{\"op\": \"%s\", \"implementation\": \"%s\", \"native_layouts\": %s, \"cold\": %s, \"steps\": %zu, "
               "\"threads\": %d, \"samples\": %d, "
               "\"runs_per_sample\": %ld, \"median_seconds\": %.9g, \"min_seconds\": %.9g, \"gflops\": %.3f}\n",
-              kind.c_str(), op.implementation.c_str(), native_layouts ? "true" : "false", op.steps.size(),
+              kind.c_str(), op.implementation.c_str(), native_layouts ? "true" : "false", cold ? "true" : "false", op.steps.size(),
               threads, samples, number, median, per_op.front(),
               op.flops / median * 1e-9);
   return 0;

@@ -7,7 +7,9 @@ For each shape (all by default): the one-node model is written, tuned into a fre
 (`tuned tune --model`), then compare_onnxruntime.py compiles it, times it through `tuned
 run-model` (R runs), checks its output against onnxruntime's and times onnxruntime (R samples
 of >= 20 ms each); tuned_onednn_op times the op in oneDNN. Every runtime runs in its own
-process. Prints the table (ratio = the faster library's time / tuned's kernel time, > 1: tuned
+process. An op whose tensors exceed the last-level cache runs cold in all three (--flush-cache:
+one run per sample, each after an untimed read through twice the cache), as the worker measures
+it while tuning. Prints the table (ratio = the faster library's time / tuned's kernel time, > 1: tuned
 is faster) with the geometric mean of the ratios, and writes it as JSON into the work folder.
 tuned_machine_peak measures the machine's fp32 FMA peak and memory bandwidth before the first
 and after the last op; each op's "roofline" share is its time at the better of the two figures
@@ -29,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 COMPARE = os.path.join(ROOT, "tests", "models", "compare_onnxruntime.py")
 sys.path.insert(0, os.path.dirname(COMPARE))
-from compare_onnxruntime import ensure_onnxruntime  # noqa: E402
+from compare_onnxruntime import ensure_onnxruntime, last_level_cache_bytes  # noqa: E402
 
 MIN_SAMPLE_SECONDS = 0.02  # per timing sample of onnxruntime and oneDNN: long enough for small ops
 
@@ -53,6 +55,11 @@ def sweep_shape(shape, a, tuned, onednn):
         onnx.save(shape.model(), model)
     row = {"shape": shape.name, "gflop": 2 * shape.macs() * 1e-9, "mbytes": shape.bytes() * 1e-6, "db": db,
            "bandwidth": shape.bandwidth() if hasattr(shape, "bandwidth") else "read"}
+    # An op whose tensors exceed the last-level cache is timed cold in every runtime, as tuned's
+    # worker measures it (protocol 2): repeated warm runs keep a part of it cached that varies.
+    llc = last_level_cache_bytes()
+    row["cold"] = bool(llc) and shape.bytes() > llc
+    cold = ["--flush-cache"] if row["cold"] else []
 
     if a.retime and os.path.exists(db):
         # The op's log from an earlier sweep: its kernels and the libraries timed again, untouched.
@@ -80,7 +87,7 @@ def sweep_shape(shape, a, tuned, onednn):
     for _ in range(a.rounds):
         compare, rc, err = run_json([sys.executable, COMPARE, "--tuned", tuned, "--model", model, "--db", db,
                                      "--work", os.path.join(work, "run"), "--venv", a.venv, "--repeat", a.repeat,
-                                     "--min-sample-seconds", MIN_SAMPLE_SECONDS])
+                                     "--min-sample-seconds", MIN_SAMPLE_SECONDS, *cold])
         if compare is None:
             row["error"] = f"compare_onnxruntime.py failed ({rc}): {err}"
             return row
@@ -96,7 +103,7 @@ def sweep_shape(shape, a, tuned, onednn):
             variants = [[]] + ([["--native-layouts"]] if shape.onednn_args()[0] == "conv" else [])
             for flags in variants:
                 out, rc, err = run_json([onednn, *shape.onednn_args(), "--min-sample-ms", MIN_SAMPLE_SECONDS * 1e3,
-                                         *flags])
+                                         *flags, *cold])
                 if out is None or rc != 0:
                     row["onednn_error"] = f"({rc}): {err}"
                 elif out["median_seconds"] < row.get("onednn_seconds", math.inf):
@@ -156,14 +163,16 @@ def print_table(rows, onednn_built, peak):
         print(f"{r['shape']:<22} {r['gflop']:>7.3f} {us(r['tuned_kernel_seconds']):>10} "
               f"{r['gflop'] / r['tuned_kernel_seconds']:>8.1f} {r['roofline_share']:>8.1%} "
               f"{us(r['tuned_run_seconds']):>10} "
-              f"{us(r['onnxruntime_seconds']):>10} {us(r.get('onednn_seconds')):>10} {r['ratio']:>6.2f}  {check}")
+              f"{us(r['onnxruntime_seconds']):>10} {us(r.get('onednn_seconds')):>10} {r['ratio']:>6.2f}  {check}"
+              + ("  cold" if r.get("cold") else ""))
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     if geomean:
         print(f"geometric mean of the ratios over {len(ratios)} shapes: {geomean:.3f}")
     print("tuned us: median time inside tuned's kernel (run-model's kernel_median_seconds); roofline: the op's "
           "time at the FMA peak or the read (triad, for ops that write as much as they read) bandwidth / tuned us;\nrun us: the whole run-model step; "
-          "ratio: the faster library's time / tuned us (> 1: tuned is faster)"
+          "ratio: the faster library's time / tuned us (> 1: tuned is faster); cold: tensors larger than the "
+          "last-level cache, every runtime timed one run at a time after a cache flush"
           + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))
     def share(r, part):
         return f"{100 * r[part + '_share']:.0f}%" if part + "_share" in r else "-"

@@ -21,6 +21,7 @@ namespace tuned::worker {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using Output = tuned::testing::CommandOutput;
 
@@ -36,7 +37,20 @@ TEST_F(MeasureCommandTest, DefaultScheduleSucceedsWithText) {
   EXPECT_THAT(run.out, HasSubstr("status    OK"));
   EXPECT_THAT(run.out, HasSubstr("median"));
   EXPECT_THAT(run.out, HasSubstr("matmul(M=16,N=16,K=16,dtype=float32)"));
-  EXPECT_THAT(run.out, HasSubstr("protocol  v1"));
+  EXPECT_THAT(run.out, HasSubstr("protocol  v2"));
+  EXPECT_THAT(run.out, HasSubstr("flush_cache=auto"));
+  EXPECT_THAT(run.out, Not(HasSubstr("after a cache flush")));  // 3 KiB of buffers stay warm
+}
+
+TEST_F(MeasureCommandTest, FlushCacheTimesEveryRunCold) {
+  Output run = Run("--workload 'matmul(M=16,N=16,K=16)' --repeat 3 --min-repeat-ms 1 --flush-cache");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("flush_cache=true"));
+  EXPECT_THAT(run.out, HasSubstr("(3 repeats of 1 runs, each after a cache flush)"));
+
+  Output both = Run("--workload 'matmul(M=16,N=16,K=16)' --flush-cache --no-flush-cache");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("--flush-cache and --no-flush-cache exclude each other"));
 }
 
 TEST_F(MeasureCommandTest, JsonCarriesTheResultAndTheProtocol) {
@@ -49,7 +63,7 @@ TEST_F(MeasureCommandTest, JsonCarriesTheResultAndTheProtocol) {
   ASSERT_FALSE(out.is_discarded()) << run.out;
   EXPECT_EQ(out["workload"], spec);
   EXPECT_THAT(out["target"].get<std::string>(), HasSubstr("llvm"));
-  EXPECT_EQ(out["config"]["protocol_version"], 1);
+  EXPECT_EQ(out["config"]["protocol_version"], 2);
   EXPECT_EQ(out["config"]["repeat"], 4);
   EXPECT_EQ(out["config"]["seed"], "3");  // uint64 is a string in protobuf JSON
   EXPECT_EQ(out["result"]["status"], "MEASURE_STATUS_OK");

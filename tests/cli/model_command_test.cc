@@ -147,6 +147,15 @@ TEST_F(ModelCommandTest, TuneSpendsOneBudgetOnEveryTaskAndResumesFromTheLog) {
   EXPECT_GT(ran["kernel_median_seconds"].get<double>(), 0);
   EXPECT_GE(ran["median_seconds"].get<double>(), ran["kernel_median_seconds"].get<double>());
   EXPECT_TRUE(ran.contains("estimated_seconds"));
+  EXPECT_EQ(ran["cold"], false);
+
+  // Cold runs: the caches flushed before each, and the outputs unchanged by it.
+  Output cold = tuned::testing::RunTuned("run-model --model " + TestModel("tiny_cnn.onnx") + " --library " + library +
+                                         " --check --repeat 2 --flush-cache --json");
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  nlohmann::json cold_ran = nlohmann::json::parse(cold.out);
+  EXPECT_EQ(cold_ran["cold"], true);
+  EXPECT_LE(cold_ran["max_relative_error"].get<double>(), cold_ran["tolerance"].get<double>());
 }
 
 TEST_F(ModelCommandTest, AWeightLaidOutAheadIsPackedByTheLibraryOnceAndTheModelStillMatches) {

@@ -3,6 +3,7 @@
 
     compare_onnxruntime.py --tuned BIN --model M.onnx --work DIR [--db DB] [--trials N]
                            [--venv DIR] [--tolerance T] [--repeat R] [--min-sample-seconds S]
+                           [--flush-cache]
 
 With --trials, the model is first tuned with that budget (`tuned tune --model`, embedded, into
 --db); then `tuned compile --model` builds its library from the log (default schedules where it
@@ -11,7 +12,9 @@ the model file on the same inputs. Every output must match within the float32 to
 tuned's verification: |tuned - ort| <= T * max(1, |ort|). Prints both latencies (median of
 --repeat runs each, each runtime in its own process, one thread pool each). With
 --min-sample-seconds, each of onnxruntime's --repeat samples runs the model until it lasts that
-long and counts the time per run, so a small model is not timed by Python's overhead.
+long and counts the time per run, so a small model is not timed by Python's overhead. With
+--flush-cache every timed run of both runtimes starts cold: each follows a read through twice
+the last-level cache, untimed (`tuned run-model --flush-cache`; here one run per sample).
 
 onnxruntime comes from PyPI (`scripts/test.sh` installs it into build/ort-venv): when this
 interpreter lacks it, the script runs itself again with --venv's Python, and without that it
@@ -41,6 +44,23 @@ def ensure_onnxruntime(venv):
     sys.exit(SKIP)
 
 
+def last_level_cache_bytes():
+    """cpu 0's last-level data cache from sysfs (the one its cores share; common/cache_flush.h
+    reads the same), 0 when hidden."""
+    root, best = "/sys/devices/system/cpu/cpu0/cache", (0, 0)
+    for index in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        def read(name):
+            with open(os.path.join(root, index, name)) as f:
+                return f.read().strip()
+        try:
+            level, kind, size = int(read("level")), read("type"), read("size")
+        except (OSError, ValueError):
+            continue
+        if kind != "Instruction" and level > best[0]:
+            best = (level, int(size.rstrip("KM")) << {"K": 10, "M": 20}.get(size[-1], 0))
+    return best[1]
+
+
 def tuned(binary, *args):
     result = subprocess.run([binary, *args], capture_output=True, text=True)
     if result.returncode != 0:
@@ -60,6 +80,7 @@ def main():
     p.add_argument("--tolerance", type=float, default=1e-4)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--min-sample-seconds", type=float, default=0.0)
+    p.add_argument("--flush-cache", action="store_true")
     a = p.parse_args()
     ensure_onnxruntime(a.venv)
     import numpy as np
@@ -80,7 +101,7 @@ def main():
     compiled = json.loads(tuned(a.tuned, "compile", "--model", a.model, "--db", db, "-o", library, "--json"))
     io = os.path.join(a.work, "io")
     run = json.loads(tuned(a.tuned, "run-model", "--model", a.model, "--library", library, "--save", io,
-                           "--repeat", str(a.repeat), "--json"))
+                           "--repeat", str(a.repeat), "--json", *(["--flush-cache"] if a.flush_cache else [])))
 
     model = onnx.load(a.model)
     options = ort.SessionOptions()
@@ -91,9 +112,15 @@ def main():
         feeds[i.name] = np.fromfile(os.path.join(io, i.name.replace("/", "_") + ".bin"), np.float32).reshape(i.shape)
     outputs = session.run(None, feeds)
     times = []
+    # The flush of common/cache_flush.h: one read per cache line of twice the cache (64 MiB when
+    # unknown), over pages written before (np.ones: calloc's zeros would all be one page).
+    llc = last_level_cache_bytes()
+    flush = np.ones(min(max(2 * llc, 8 << 20), 512 << 20) if llc else 64 << 20, np.uint8) if a.flush_cache else None
     for _ in range(a.repeat):
+        if flush is not None:
+            int(flush[::64].sum())
         runs, start = 0, time.perf_counter()
-        while runs == 0 or elapsed < a.min_sample_seconds:
+        while runs == 0 or (flush is None and elapsed < a.min_sample_seconds):
             session.run(None, feeds)
             runs += 1
             elapsed = time.perf_counter() - start
@@ -107,7 +134,7 @@ def main():
               "tasks_from_log": compiled["from_record"], "tasks": compiled["tasks"],
               "tuned_median_seconds": run["median_seconds"], "tuned_kernel_median_seconds": run["kernel_median_seconds"],
               "onnxruntime_median_seconds": sorted(times)[len(times) // 2], "onnxruntime": ort.__version__,
-              "opset": model.opset_import[0].version}
+              "opset": model.opset_import[0].version, "cold": a.flush_cache}
     if "estimated_seconds" in run:
         report["tuned_estimated_seconds"] = run["estimated_seconds"]
     print(json.dumps(report, indent=2))

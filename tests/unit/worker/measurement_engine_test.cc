@@ -366,6 +366,76 @@ TEST(MeasurementEngine, ResultsCarryTheSpreadOfTheirRepeats) {
   EXPECT_GT(result->repeat_cv(), 0);  // three timed repeats never agree to the nanosecond
 }
 
+TEST(TimingProtocol, RunsColdWhenTheBuffersExceedTheLastLevelCache) {
+  const uint64_t llc = uint64_t{32} << 20;
+  v1::MeasureConfig config = DefaultMeasureConfig();  // flush_cache absent: decided by size
+  EXPECT_FALSE(config.has_flush_cache());
+  EXPECT_TRUE(RunsCold(config, llc + 1, llc));
+  EXPECT_FALSE(RunsCold(config, llc, llc));
+  EXPECT_FALSE(RunsCold(config, llc + 1, 0));  // an unknown cache never makes a run cold
+  config.set_flush_cache(false);
+  EXPECT_FALSE(RunsCold(config, 4 * llc, llc));
+  config.set_flush_cache(true);
+  EXPECT_TRUE(RunsCold(config, 1, llc));
+  v1::MeasureConfig version1 = DefaultMeasureConfig();
+  version1.set_protocol_version(1);  // before cold runs were automatic
+  EXPECT_FALSE(RunsCold(version1, 4 * llc, llc));
+}
+
+// Two 4-byte-element inputs and an output, together past the last-level cache: an add whose
+// every repeat must start cold (DESIGN.md's measurement protocol, version 2).
+std::string AddLargerThan(uint64_t bytes) {
+  const uint64_t rows = bytes / (3 * 4 * 1024) + 1;
+  return "add(M=" + std::to_string(rows) + ",N=1024,dtype=float32)";
+}
+
+TEST(MeasurementEngine, AKernelLargerThanTheLastLevelCacheIsTimedColdOneRunAtATime) {
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  const v1::DeviceInfo& device = engine->device();
+  const uint64_t llc = device.l3_cache_bytes() > 0 ? device.l3_cache_bytes() : device.l2_cache_bytes();
+  if (llc == 0) GTEST_SKIP() << "this machine hides its cache sizes (no /sys/devices/system/cpu/cpu0/cache)";
+  v1::MeasureJob large = MakeJob(AddLargerThan(llc), "large");
+  StatusOr<v1::MeasureResult> cold = engine->Measure(large);
+  ASSERT_TRUE(cold.ok()) << cold.status().ToString();
+  ASSERT_EQ(cold->status(), v1::MEASURE_STATUS_OK) << cold->error();
+  EXPECT_TRUE(cold->cold());
+  EXPECT_EQ(cold->number(), 1u);  // no calibration: a second run would find the data cached
+  EXPECT_EQ(cold->repeat_seconds_size(), 3);
+
+  large.mutable_config()->set_flush_cache(false);  // asked for warm runs: calibrated as before
+  large.set_job_id("large-warm");
+  StatusOr<v1::MeasureResult> warm = engine->Measure(large);
+  ASSERT_TRUE(warm.ok()) << warm.status().ToString();
+  ASSERT_EQ(warm->status(), v1::MEASURE_STATUS_OK) << warm->error();
+  EXPECT_FALSE(warm->cold());
+
+  StatusOr<v1::MeasureResult> small = engine->Measure(MakeJob(kSmallMatmul, "small"));
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  ASSERT_EQ(small->status(), v1::MEASURE_STATUS_OK) << small->error();
+  EXPECT_FALSE(small->cold());
+  EXPECT_GT(small->number(), 1u);  // 65k flops: calibration needs many runs per millisecond
+
+  v1::MeasureJob forced = MakeJob(kSmallMatmul, "small-cold");
+  forced.mutable_config()->set_flush_cache(true);
+  StatusOr<v1::MeasureResult> forced_cold = engine->Measure(forced);
+  ASSERT_TRUE(forced_cold.ok()) << forced_cold.status().ToString();
+  ASSERT_EQ(forced_cold->status(), v1::MEASURE_STATUS_OK) << forced_cold->error();
+  EXPECT_TRUE(forced_cold->cold());
+  EXPECT_EQ(forced_cold->number(), 1u);
+}
+
+TEST(MeasureConfig, TheWorkerRunsJobsOfTheOlderProtocolAndRefusesOthers) {
+  v1::MeasureConfig version1;
+  version1.set_protocol_version(1);
+  StatusOr<v1::MeasureConfig> resolved = ResolveMeasureConfig(version1);
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  EXPECT_EQ(resolved->protocol_version(), 1u);
+  v1::MeasureConfig future;
+  future.set_protocol_version(kProtocolVersion + 1);
+  EXPECT_THAT(ResolveMeasureConfig(future).status().message(), HasSubstr("versions 1 to 2"));
+}
+
 TEST(TimingProtocol, MedianOfOddAndEvenCounts) {
   EXPECT_EQ(Median({3, 1, 2}), 2);
   EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);

@@ -3,9 +3,9 @@
 
 /// \file
 /// Cold runs: evicting a kernel's data from the CPU caches between timed runs. Repeated runs of
-/// a kernel whose buffers exceed the last-level cache keep a part of them cached that varies
-/// from run to run (a 64 MiB GEMV timed at 0.6 ms in one tune and 1.3 ms later, the same code),
-/// while in a model the data arrives cold. The worker's protocol (worker/timing_protocol.h) and the
+/// a kernel whose buffers exceed the last-level cache keep a part of them cached (a 64 MiB
+/// reduction read at 113 GB/s, twice what this machine reads from memory), while in a model the
+/// data arrives cold. The worker's protocol (worker/timing_protocol.h) and the
 /// sweep's harnesses (`tuned run-model --flush-cache`, bench/sweep/) flush with these, so every
 /// runtime compared is timed the same way. Header-only and dependency-free for that reason.
 
@@ -49,8 +49,9 @@ inline size_t FlushBytes(uint64_t llc_bytes) {
 
 /// Reads one byte of every cache line of `buffer`, which must have been written before (a page
 /// never written reads as the kernel's one zero page and evicts nothing). Reads, not writes: a
-/// flush that leaves `bytes` of dirty lines behind makes the kernel's first reads wait for their
-/// write-back, which timed a 64 MiB reduction at 36 GB/s where the machine reads 57 GB/s.
+/// write-through leaves dirty lines whose write-back the kernel's first reads wait for. Reading
+/// 64 MiB (2 threads, same minute) ran at 56 GB/s after a write-through, 63-65 GB/s after this,
+/// and 72 GB/s after evicting exactly its own lines (clflushopt, which needs the buffers).
 inline void FlushCaches(const uint8_t* buffer, size_t bytes) {
   uint8_t sum = 0;
   for (size_t i = 0; i < bytes; i += 64) sum = static_cast<uint8_t>(sum + buffer[i]);

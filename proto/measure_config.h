@@ -11,6 +11,11 @@
 
 namespace tuned::v1 {
 
+/// The version of the CPU timing protocol this build's worker runs (worker/timing_protocol.h
+/// describes it) and the compiler prefers records of: a newer protocol times differently, so
+/// records of two versions are not ranked together.
+inline constexpr uint32_t kMeasureProtocolVersion = 2;
+
 /// `requested` with each absent field taken from `defaults` (every field has explicit
 /// presence, so MergeFrom copies exactly the present ones, zeros and false included).
 inline MeasureConfig WithMeasureDefaults(const MeasureConfig& requested,

@@ -20,13 +20,15 @@ StatusOr<v1::BestRecordsResponse> DatabaseClient::BestRecords(const std::string&
                                                               const std::string& target,
                                                               uint32_t limit,
                                                               uint32_t codegen_version,
-                                                              const std::string& toolkit_version) {
+                                                              const std::string& toolkit_version,
+                                                              uint32_t protocol_version) {
   v1::BestRecordsRequest request;
   request.set_workload_key(workload_key);
   request.set_target(target);
   request.set_limit(limit);
   request.set_codegen_version(codegen_version);
   request.set_toolkit_version(toolkit_version);
+  request.set_protocol_version(protocol_version);
   return UnaryCall<v1::BestRecordsResponse>(*stub_->stub, &v1::DatabaseService::Stub::BestRecords,
                                             request, connection_, deadline_ms_,
                                             "best records from " + connection_.name);

@@ -24,11 +24,13 @@ class DatabaseClient {
   DatabaseClient& operator=(const DatabaseClient&) = delete;
 
   /// BestRecords: the best `limit` OK records of a workload on a target (of that code-generation
-  /// version, 0: any; of that toolkit or an unknown one, "": any), or why there are none.
+  /// version, 0: any; of that toolkit or an unknown one, "": any; of that timing protocol, 0:
+  /// any), or why there are none.
   StatusOr<v1::BestRecordsResponse> BestRecords(const std::string& workload_key,
                                                 const std::string& target, uint32_t limit,
                                                 uint32_t codegen_version = 0,
-                                                const std::string& toolkit_version = "");
+                                                const std::string& toolkit_version = "",
+                                                uint32_t protocol_version = 0);
   /// ListRecords: one page of records.
   StatusOr<v1::ListRecordsResponse> ListRecords(const v1::ListRecordsRequest& request);
   /// ListTargets: every target that has records of `workload_key` (of any workload when empty).

@@ -21,13 +21,14 @@
 #include <vector>
 
 #include "common/status.h"
+#include "proto/measure_config.h"
 #include "tuned/v1/measure.pb.h"
 
 namespace tuned::worker {
 
 /// Version of the protocol above; stored in every MeasureConfig this worker reports. The worker
 /// also runs jobs that ask for an older version, down to kOldestProtocolVersion.
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = v1::kMeasureProtocolVersion;
 inline constexpr uint32_t kOldestProtocolVersion = 1;
 /// Most repeats one job may ask for (they travel back through a fixed-size shared header).
 inline constexpr uint32_t kMaxRepeat = 1000;

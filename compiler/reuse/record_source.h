@@ -20,10 +20,11 @@ class RecordSource {
   virtual ~RecordSource() = default;
   /// The best OK records of a workload on a target, best first, of the code generation this
   /// build has and measured with `toolkit_version` or an unknown one ("": any; a GPU source
-  /// is compiled by the user's toolkit, not this build's); an empty list with the miss reason
-  /// when there are none.
+  /// is compiled by the user's toolkit, not this build's) under timing protocol
+  /// `protocol_version` (0: any); an empty list with the miss reason when there are none.
   virtual StatusOr<db::BestRecords> Best(const std::string& workload_key, const std::string& target,
-                                         int limit, const std::string& toolkit_version) = 0;
+                                         int limit, const std::string& toolkit_version,
+                                         uint32_t protocol_version) = 0;
   /// Targets that have records of the workload.
   virtual StatusOr<std::vector<std::string>> Targets(const std::string& workload_key) = 0;
 };

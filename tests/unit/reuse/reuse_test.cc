@@ -18,6 +18,7 @@
 #include "compiler/reuse/record_source.h"
 #include "compiler/runtime/aligned_buffer.h"
 #include "compiler/schedule/schedule.h"
+#include "proto/measure_config.h"
 #include "tests/unit/tuning_db/backend_test_util.h"
 #include "tuned/compiler.h"
 #include "tuning_db/database.h"
@@ -61,7 +62,7 @@ class ReuseTest : public ::testing::TestWithParam<db::testing::Backend> {
   }
 
   int64_t AddRecord(const std::string& spec, const v1::Trace& trace, const std::string& target,
-                    double median, const std::string& toolkit = "") {
+                    double median, const std::string& toolkit = "", uint32_t protocol = 0) {
     ir::Workload w = *ir::ParseWorkloadSpec(spec);
     v1::TuningRecord r;
     r.mutable_workload()->set_key(w.key());
@@ -75,6 +76,7 @@ class ReuseTest : public ::testing::TestWithParam<db::testing::Backend> {
     r.mutable_result()->set_median_seconds(median);
     r.mutable_result()->set_worker_id("test");
     r.mutable_result()->mutable_device()->set_toolkit_version(toolkit);
+    if (protocol != 0) r.mutable_config()->set_protocol_version(protocol);  // absent: version 1
     r.set_created_unix_ms(1000 + (++seq_));
     auto inserted = db_->InsertRecords({&r, 1});
     EXPECT_TRUE(inserted.ok()) << inserted.status().message();
@@ -283,6 +285,26 @@ TEST_P(ReuseTest, ARecordTimedWithAnotherLlvmIsNotUsedAndTheReasonSaysSo) {
   EXPECT_EQ((*chosen)->record_id(), same);
   ExpectComputesReference(**chosen, kSpec);
   EXPECT_NE(unknown, same);
+}
+
+TEST_P(ReuseTest, RecordsOfTheCurrentTimingProtocolWinOverFasterOlderOnes) {
+  // A log tuned before protocol 2 holds warm times of large kernels; its cold times are slower
+  // without the kernel being so. Only when the current protocol has no record does an older
+  // one serve.
+  const int64_t old_fast = AddRecord(kSpec, TiledTrace(kSpec, 16), host_, 1e-6, "", 1);
+  auto before = Compiler::Open({db_path_});
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  auto only_old = (*before)->GetKernel(kSpec);
+  ASSERT_TRUE(only_old.ok()) << only_old.status().message();
+  EXPECT_EQ((*only_old)->record_id(), old_fast);
+
+  const int64_t current = AddRecord(kSpec, TiledTrace(kSpec, 8), host_, 3e-5, "", v1::kMeasureProtocolVersion);
+  auto after = Compiler::Open({db_path_});
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  auto chosen = (*after)->GetKernel(kSpec);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_EQ((*chosen)->record_id(), current);
+  ExpectComputesReference(**chosen, kSpec);
 }
 
 TEST_P(ReuseTest, CompatibleTargetOnlyWhenAllowed) {

@@ -113,7 +113,7 @@ Status RunRunModel(const RunModelFlags& flags) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::vector<double> totals, inside;
   model::TensorValues outputs;
-  const std::vector<uint8_t> flush(flags.flush_cache ? FlushBytes(HostLastLevelCacheBytes()) : 0, 1);
+  const std::vector<uint8_t> flush(flags.flush_cache ? FlushBytes(ProbeHostCaches().LastLevel()) : 0, 1);
   for (uint32_t r = 0; r < flags.repeat; ++r) {
     FlushCaches(flush.data(), flush.size());
     kernels->reset_kernel_seconds();

@@ -18,24 +18,29 @@
 
 namespace tuned {
 
-/// This machine's last-level data cache as Linux reports it for cpu 0 (sysfs; the cache the
-/// core shares, where sysconf may count every chiplet's): 0 when hidden.
-inline uint64_t HostLastLevelCacheBytes() {
-  uint64_t bytes = 0;
-  int best_level = 0;
+/// The data caches Linux reports for cpu 0 (sysfs), bytes; 0 where hidden. The last level is
+/// the one the core shares (sysconf may count every chiplet's instead).
+struct HostCaches {
+  uint64_t l1d = 0, l2 = 0, l3 = 0;
+  uint64_t LastLevel() const { return l3 > 0 ? l3 : l2; }
+};
+
+inline HostCaches ProbeHostCaches() {
+  HostCaches caches;
   for (int index = 0; index < 8; ++index) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
     std::ifstream level_file(dir + "/level"), type_file(dir + "/type"), size_file(dir + "/size");
     int level = 0;
-    std::string type, size;
+    std::string type, size;  // size: "48K", "1024K", "32M"
     if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) continue;
-    if (type == "Instruction" || level <= best_level) continue;
-    uint64_t value = std::strtoull(size.c_str(), nullptr, 10);
-    if (size.back() == 'K') value <<= 10;
-    if (size.back() == 'M') value <<= 20;
-    bytes = value, best_level = level;
+    uint64_t bytes = std::strtoull(size.c_str(), nullptr, 10);
+    if (size.back() == 'K') bytes <<= 10;
+    if (size.back() == 'M') bytes <<= 20;
+    if (level == 1 && type == "Data") caches.l1d = bytes;
+    if (level == 2 && type != "Instruction") caches.l2 = bytes;
+    if (level == 3 && type != "Instruction") caches.l3 = bytes;
   }
-  return bytes;
+  return caches;
 }
 
 /// Bytes to read through to evict a last-level cache of `llc_bytes`: four times its size, at

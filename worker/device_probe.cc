@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/cache_flush.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 
 namespace tuned::worker {
@@ -38,37 +39,6 @@ std::string CpuInfoField(const std::string& key) {
   return "";
 }
 
-std::string ReadLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-// "32K" / "1024K" / "32M" → bytes.
-uint64_t ParseCacheSize(const std::string& text) {
-  if (text.empty()) return 0;
-  uint64_t value = 0;
-  size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') value = value * 10 + (text[i++] - '0');
-  if (i < text.size() && text[i] == 'K') value <<= 10;
-  if (i < text.size() && text[i] == 'M') value <<= 20;
-  return value;
-}
-
-void ProbeCaches(v1::DeviceInfo& device) {
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    const std::string level = ReadLine(dir + "/level");
-    if (level.empty()) continue;
-    const std::string type = ReadLine(dir + "/type");
-    const uint64_t bytes = ParseCacheSize(ReadLine(dir + "/size"));
-    if (level == "1" && type == "Data") device.set_l1d_cache_bytes(bytes);
-    if (level == "2" && type != "Instruction") device.set_l2_cache_bytes(bytes);
-    if (level == "3" && type != "Instruction") device.set_l3_cache_bytes(bytes);
-  }
-}
-
 }  // namespace
 
 std::string CpuModelName() {
@@ -89,7 +59,10 @@ v1::DeviceInfo ProbeCpuDevice(const target::Target& target) {
     if (RelevantFeatures().count(word) > 0) present.insert(word);
   }
   for (const std::string& feature : present) device.add_features(feature);
-  ProbeCaches(device);
+  const HostCaches caches = ProbeHostCaches();
+  device.set_l1d_cache_bytes(caches.l1d);
+  device.set_l2_cache_bytes(caches.l2);
+  device.set_l3_cache_bytes(caches.l3);
   device.set_toolkit_version(codegen::LlvmToolkitVersion());
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGESIZE);

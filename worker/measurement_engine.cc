@@ -18,6 +18,7 @@
 #include "worker/builder.h"
 #include "worker/child_pause.h"
 #include "worker/contained_build.h"
+#include "common/cache_flush.h"
 #include "worker/device_probe.h"
 #include "worker/object_cache.h"
 #include "common/exclusive_gate.h"
@@ -40,7 +41,7 @@ double SecondsSince(Clock::time_point start) {
 }
 
 uint64_t LastLevelCacheBytes(const v1::DeviceInfo& device) {
-  return device.l3_cache_bytes() > 0 ? device.l3_cache_bytes() : device.l2_cache_bytes();
+  return HostCaches{device.l1d_cache_bytes(), device.l2_cache_bytes(), device.l3_cache_bytes()}.LastLevel();
 }
 
 class MeasurementEngineImpl final : public MeasurementEngine {

@@ -94,7 +94,7 @@ int ChildMain(const RunRequest& request, void* shared, const uint8_t* flush, siz
 }  // namespace
 
 Runner::Runner(uint64_t memory_limit_bytes, uint64_t llc_bytes)
-    : memory_limit_bytes_(memory_limit_bytes), llc_bytes_(llc_bytes), flush_bytes_(FlushBytes(llc_bytes)) {}
+    : memory_limit_bytes_(memory_limit_bytes), llc_bytes_(llc_bytes) {}
 
 StatusOr<RunOutcome> Runner::Run(const RunRequest& request) {
   const size_t output_bytes = BufferBytes(request.output);
@@ -104,15 +104,15 @@ StatusOr<RunOutcome> Runner::Run(const RunRequest& request) {
   for (uint64_t bytes : request.packed_bytes) buffer_bytes += bytes;
   const bool cold = request.time_kernel && RunsCold(request.config, buffer_bytes, llc_bytes_);
   const uint8_t* flush = nullptr;
+  const size_t flush_bytes = FlushBytes(llc_bytes_);
   if (cold) {
-    if (flush_.size() < flush_bytes_) {
-      TUNED_RETURN_IF_ERROR(flush_.Reserve(flush_bytes_));
+    if (flush_.size() < flush_bytes) {
+      TUNED_RETURN_IF_ERROR(flush_.Reserve(flush_bytes));
       std::memset(flush_.data(), 1, flush_.size());  // real pages, not the shared zero page
     }
     flush = static_cast<uint8_t*>(flush_.data());
   }
   void* shared = results_.data();
-  const size_t flush_bytes = flush_bytes_;
   TUNED_ASSIGN_OR_RETURN(
       ChildOutcome child,
       RunInChild([&] { return ChildMain(request, shared, flush, flush_bytes); },

@@ -66,7 +66,6 @@ class Runner {
  private:
   uint64_t memory_limit_bytes_;
   uint64_t llc_bytes_;
-  size_t flush_bytes_;
   SharedMemory results_;  // RunHeader, then the output
   SharedMemory flush_;    // created on first use, shared so children never copy it
 };

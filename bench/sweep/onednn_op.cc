@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
   run(3);
   long number = 1;
   while (!cold && run(number) * 1e3 < min_sample_ms && number < (1L << 24)) number *= 2;
-  const std::vector<uint8_t> flush(cold ? tuned::FlushBytes(tuned::HostLastLevelCacheBytes()) : 0, 1);
+  const std::vector<uint8_t> flush(cold ? tuned::FlushBytes(tuned::ProbeHostCaches().LastLevel()) : 0, 1);
   std::vector<double> per_op;
   for (int s = 0; s < samples; ++s) {
     tuned::FlushCaches(flush.data(), flush.size());

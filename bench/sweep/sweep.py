@@ -8,9 +8,9 @@ For each shape (all by default): the one-node model is written, tuned into a fre
 run-model` (R runs), checks its output against onnxruntime's and times onnxruntime (R samples
 of >= 20 ms each); tuned_onednn_op times the op in oneDNN. Every runtime runs in its own
 process. An op whose tensors exceed the last-level cache runs cold in all three (--flush-cache:
-one run per sample, each after an untimed read through twice the cache), as the worker measures
-it while tuning. Prints the table (ratio = the faster library's time / tuned's kernel time, > 1: tuned
-is faster) with the geometric mean of the ratios, and writes it as JSON into the work folder.
+one run per sample, each after an untimed read through 4x the cache, at least 256 MiB), as the
+worker measures it while tuning. Prints the table (ratio = the faster library's time / tuned's
+kernel time, > 1: tuned is faster) with the geometric mean of the ratios, and writes it as JSON into the work folder.
 tuned_machine_peak measures the machine's fp32 FMA peak and memory bandwidth before the first
 and after the last op; each op's "roofline" share is its time at the better of the two figures
 (FLOPs at the peak, or its minimum bytes at the read or triad bandwidth, whichever takes longer) over

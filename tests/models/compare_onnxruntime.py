@@ -13,8 +13,8 @@ tuned's verification: |tuned - ort| <= T * max(1, |ort|). Prints both latencies 
 --repeat runs each, each runtime in its own process, one thread pool each). With
 --min-sample-seconds, each of onnxruntime's --repeat samples runs the model until it lasts that
 long and counts the time per run, so a small model is not timed by Python's overhead. With
---flush-cache every timed run of both runtimes starts cold: each follows a read through twice
-the last-level cache, untimed (`tuned run-model --flush-cache`; here one run per sample).
+--flush-cache every timed run of both runtimes starts cold: each follows the untimed read of
+common/cache_flush.h (`tuned run-model --flush-cache`; here one run per sample).
 
 onnxruntime comes from PyPI (`scripts/test.sh` installs it into build/ort-venv): when this
 interpreter lacks it, the script runs itself again with --venv's Python, and without that it
@@ -45,8 +45,8 @@ def ensure_onnxruntime(venv):
 
 
 def last_level_cache_bytes():
-    """cpu 0's last-level data cache from sysfs (the one its cores share; common/cache_flush.h
-    reads the same), 0 when hidden."""
+    """cpu 0's last-level data cache from sysfs, as common/cache_flush.h's ProbeHostCaches reads
+    it (the one its cores share), 0 when hidden."""
     root, best = "/sys/devices/system/cpu/cpu0/cache", (0, 0)
     for index in sorted(os.listdir(root)) if os.path.isdir(root) else []:
         def read(name):
@@ -59,6 +59,11 @@ def last_level_cache_bytes():
         if kind != "Instruction" and level > best[0]:
             best = (level, int(size.rstrip("KM")) << {"K": 10, "M": 20}.get(size[-1], 0))
     return best[1]
+
+
+def flush_bytes(llc):
+    """common/cache_flush.h's FlushBytes, kept in step: 4x the cache, within [256 MiB, 1 GiB]."""
+    return min(max(4 * llc, 256 << 20), 1 << 30)
 
 
 def tuned(binary, *args):
@@ -112,10 +117,9 @@ def main():
         feeds[i.name] = np.fromfile(os.path.join(io, i.name.replace("/", "_") + ".bin"), np.float32).reshape(i.shape)
     outputs = session.run(None, feeds)
     times = []
-    # The flush of common/cache_flush.h: one read per cache line of twice the cache (64 MiB when
-    # unknown), over pages written before (np.ones: calloc's zeros would all be one page).
-    llc = last_level_cache_bytes()
-    flush = np.ones(min(max(2 * llc, 8 << 20), 512 << 20) if llc else 64 << 20, np.uint8) if a.flush_cache else None
+    # The flush of common/cache_flush.h: one read per cache line, over pages written before
+    # (np.ones: calloc's zeros would all be one page).
+    flush = np.ones(flush_bytes(last_level_cache_bytes()), np.uint8) if a.flush_cache else None
     for _ in range(a.repeat):
         if flush is not None:
             int(flush[::64].sum())

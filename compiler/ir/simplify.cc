@@ -388,14 +388,27 @@ class StmtSimplifier : public IRMutator {
   using IRMutator::Mutate;
 
  protected:
-  // A condition that folds to a constant keeps only the branch it selects.
+  // A condition that folds to a constant keeps only the branch it selects. A loop variable
+  // compared with a constant (the pieces of a partitioned parallel loop) is bounded by it in
+  // each branch, so guards there fold too.
   Stmt MutateIfThenElse(const IfThenElse* op, const Stmt& self) override {
     Expr c = Mutate(op->cond);
     if (const int64_t* value = AsConstInt(c)) {
       if (*value) return Mutate(op->then_case);
       return op->else_case.defined() ? Mutate(op->else_case) : MakeSeq({});
     }
-    return IRMutator::MutateIfThenElse(op, self);
+    const Binary* less = c.as<Binary>();
+    const VarNode* var = less && less->op == BinaryOp::kLT ? less->a.as<VarNode>() : nullptr;
+    const int64_t* limit = var ? AsConstInt(less->b) : nullptr;
+    auto bound = var && limit ? bounds_.find(var) : bounds_.end();
+    if (bound == bounds_.end()) return IRMutator::MutateIfThenElse(op, self);
+    const Interval range = bound->second;
+    bounds_[var] = {range.lo, std::min(range.hi, *limit - 1)};
+    Stmt then_case = Mutate(op->then_case);
+    bounds_[var] = {std::max(range.lo, *limit), range.hi};
+    Stmt else_case = op->else_case.defined() ? Mutate(op->else_case) : Stmt();
+    bounds_[var] = range;
+    return MakeIfThenElse(c, then_case, else_case);
   }
 
   // Storing an element's own value back is no store (an accumulation of padding taps).

@@ -13,7 +13,8 @@
 namespace tuned::lower {
 
 /// Partitions the serial, unrolled and parallel loops of `body` with constant bounds (vectorised
-/// and thread-bound loops stay whole: lanes are masked, threads are the grid). Each cut copies a
+/// and thread-bound loops stay whole: lanes are masked, threads are the grid). A parallel loop
+/// stays one loop whose body picks its piece's copy by the iteration: one launch on every core. Each cut copies a
 /// loop's body; `max_extra_loops` bounds the copies the whole pass may make, so code size stays
 /// a small multiple of the input's.
 ir::Stmt PartitionLoops(const ir::Stmt& body, int max_extra_loops = 32);

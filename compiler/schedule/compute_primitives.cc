@@ -176,7 +176,7 @@ StatusOr<BlockRV> Schedule::CacheWrite(BlockRV block, const std::string& scope_n
   return out;
 }
 
-StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor) {
+StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor, RFactorOrder order) {
   TUNED_ASSIGN_OR_RETURN(int stage, ResolveBlock(block));
   const std::string where = "rfactor of block " + state_.stages[stage].name;
   int64_t lanes = 0;
@@ -198,14 +198,20 @@ StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor) {
   if (!untransformed) {
     return InvalidArgumentError(where + ": the block must be at the root with its loops untouched (rfactor first)");
   }
-  const ir::Axis& split_axis = st.reduce_axes.back();
+  const bool chunks = order == RFactorOrder::kChunks;
+  // Chunks divide the outermost reduction axis: over trailing dimensions of a row-major buffer,
+  // each chunk is then one run of memory.
+  const size_t split_index = chunks ? 0 : st.reduce_axes.size() - 1;
+  const ir::Axis& split_axis = st.reduce_axes[split_index];
   if (lanes < 2 || lanes >= split_axis.extent) {
     return InvalidArgumentError(where + ": factor " + std::to_string(lanes) + " must be in [2, " +
                                 std::to_string(split_axis.extent) + ")");
   }
   const int64_t outer = (split_axis.extent + lanes - 1) / lanes;
+  const std::string new_axis = chunks ? "chunk" : "lane";
 
-  // The partial stage: one partial result per lane, each over every `lanes`-th element.
+  // The partial stage: one partial result per lane, each over every `lanes`-th element (or per
+  // chunk, each over `outer` consecutive elements).
   Stage partial;
   partial.name = UniqueStageName(st.name + "_rf");
   partial.reduce = st.reduce;
@@ -216,17 +222,21 @@ StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor) {
     renamed[a.var.get()] = Expr(partial.axes.back().var);
     shape.push_back(a.extent);
   }
-  ir::Var lane = ir::MakeVar(partial.name + ".lane");
+  ir::Var lane = ir::MakeVar(partial.name + "." + new_axis);
   partial.axes.push_back({lane, lanes});
   shape.push_back(lanes);
-  for (size_t r = 0; r + 1 < st.reduce_axes.size(); ++r) {
+  // The other reduction axes keep their places around the steps of the split one.
+  ir::Var step = ir::MakeVar(partial.name + ".step");
+  for (size_t r = 0; r < st.reduce_axes.size(); ++r) {
     const ir::Axis& a = st.reduce_axes[r];
+    if (r == split_index) {
+      partial.reduce_axes.push_back({step, outer});
+      continue;
+    }
     partial.reduce_axes.push_back({ir::MakeVar(partial.name + "." + a.var->name), a.extent});
     renamed[a.var.get()] = Expr(partial.reduce_axes.back().var);
   }
-  ir::Var step = ir::MakeVar(partial.name + ".step");
-  partial.reduce_axes.push_back({step, outer});
-  Expr element = Expr(step) * ir::MakeInt(lanes) + Expr(lane);
+  Expr element = chunks ? Expr(lane) * ir::MakeInt(outer) + Expr(step) : Expr(step) * ir::MakeInt(lanes) + Expr(lane);
   renamed[split_axis.var.get()] = element;
   partial.body = ir::Substitute(st.body, renamed);
   if (outer * lanes != split_axis.extent) {
@@ -234,7 +244,8 @@ StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor) {
     partial.body = ir::MakeSelect(element < ir::MakeInt(split_axis.extent), partial.body,
                                   ir::ReduceIdentity(st.reduce, partial.body.type()));
   }
-  partial.output = ir::MakeBuffer(partial.name, st.output->dtype, shape, ir::MemoryScope::kLocal);
+  partial.output = ir::MakeBuffer(partial.name, st.output->dtype, shape,
+                                  chunks ? ir::MemoryScope::kGlobal : ir::MemoryScope::kLocal);
   for (const ir::Axis& a : partial.axes) partial.loops.push_back({a.var->name.substr(partial.name.size() + 1), false});
   for (const ir::Axis& a : partial.reduce_axes) {
     partial.loops.push_back({a.var->name.substr(partial.name.size() + 1), true});
@@ -243,21 +254,23 @@ StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor) {
 
   // The block now combines the lanes' partial results.
   Stage& combined = state_.stages[stage];
-  ir::Var lane_index = ir::MakeVar(combined.name + ".lane");
+  ir::Var lane_index = ir::MakeVar(combined.name + "." + new_axis);
   std::vector<Expr> indices;
   for (const ir::Axis& a : combined.axes) indices.push_back(Expr(a.var));
   indices.push_back(Expr(lane_index));
   combined.body = ir::MakeLoad(partial.output, indices);
   combined.reduce_axes = {{lane_index, lanes}};
   combined.loops.resize(combined.axes.size());
-  combined.loops.push_back({"lane", true});
+  combined.loops.push_back({new_axis, true});
   combined.leaves.clear();
   for (int l = 0; l < combined.num_root_loops(); ++l) combined.leaves.push_back(l);
 
   int position = int(std::find(state_.order.begin(), state_.order.end(), stage) - state_.order.begin());
   int id = AddStage(std::move(partial), position);
   BlockRV out{NewRV({RVValue::Kind::kBlock, id})};
-  Instruction& inst = Record(InstKind::kRFactor, {TraceArg::RV(block.id), factor_arg});
+  std::vector<TraceArg> args = {TraceArg::RV(block.id), factor_arg};
+  if (chunks) args.push_back(TraceArg::Int(1));  // traces of lanes keep their two arguments
+  Instruction& inst = Record(InstKind::kRFactor, args);
   inst.outputs = {out.id};
   return out;
 }

@@ -131,7 +131,16 @@ class TraceReplayer {
       }
       case InstKind::kRFactor: {
         TUNED_ASSIGN_OR_RETURN(uint32_t b, Rv(inst, 0));
-        if (inst.inputs.size() != 2) return InvalidArgumentError("rfactor takes a block and a factor");
+        if (inst.inputs.size() != 2 && inst.inputs.size() != 3) {
+          return InvalidArgumentError("rfactor takes a block, a factor and optionally an order");
+        }
+        RFactorOrder order = RFactorOrder::kLanes;
+        if (inst.inputs.size() == 3) {
+          if (inst.inputs[2].kind != TraceArg::Kind::kInt || inst.inputs[2].value != 1) {
+            return InvalidArgumentError("rfactor's order must be 1 (chunks) when given");
+          }
+          order = RFactorOrder::kChunks;
+        }
         Factor factor;
         if (inst.inputs[1].kind == TraceArg::Kind::kInt) {
           factor = inst.inputs[1].value;
@@ -139,7 +148,7 @@ class TraceReplayer {
           TUNED_ASSIGN_OR_RETURN(uint32_t id, Rv(inst, 1));
           factor = IntRV{id};
         }
-        TUNED_ASSIGN_OR_RETURN(BlockRV out, sch_.RFactor({b}, factor));
+        TUNED_ASSIGN_OR_RETURN(BlockRV out, sch_.RFactor({b}, factor, order));
         return Bind(inst, {out.id});
       }
       case InstKind::kComputeAt:

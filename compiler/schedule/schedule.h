@@ -40,6 +40,10 @@ struct IntRV { uint32_t id = 0; };
 /// A split factor: a literal, a sampled integer, or inferred (at most one per split).
 using Factor = std::variant<std::monostate, int64_t, IntRV>;
 
+/// How rfactor's new axis divides the reduction axis: interleaved lanes (element = step * factor
+/// + lane) or contiguous chunks (element = chunk * steps + step).
+enum class RFactorOrder { kLanes, kChunks };
+
 /// The loop sentinel values sample_compute_location may return.
 inline constexpr int kRootLocation = -1;
 inline constexpr int kInlineLocation = -2;
@@ -79,7 +83,12 @@ class Schedule {
   /// a contiguous row (softmax, layer norm, a mean) becomes vector accumulators. The block keeps
   /// its spatial loops; its one reduction loop, at the index of its first, runs over the lanes
   /// (the CPU code generator folds a power-of-two count of them in halves, not one by one).
-  StatusOr<BlockRV> RFactor(BlockRV block, Factor factor);
+  /// With `RFactorOrder::kChunks` the new axis instead splits the *first* reduction axis k0 into
+  /// `factor` contiguous chunks, k0 = chunk * ceil(extent / factor) + step, and out_rf lives in
+  /// global scope: the chunks of a reduction with fewer outputs than cores are reduced on
+  /// different cores, each streaming through one run of memory, and the block adds up their
+  /// results.
+  StatusOr<BlockRV> RFactor(BlockRV block, Factor factor, RFactorOrder order = RFactorOrder::kLanes);
   Status ComputeAt(BlockRV block, LoopRV loop);
   Status ReverseComputeAt(BlockRV block, LoopRV loop);
   /// Lays out the buffer `block` writes (computed at the root) in blocks of the region its

@@ -26,8 +26,17 @@ StatusOr<std::vector<schedule::LoopRV>> TileInVectors(schedule::Schedule& sch, s
 /// partial results one, two or four vectors wide (rfactor; several vectors are independent
 /// accumulators that hide the add's latency) reduced along the row and combined, one output
 /// element at a time, an epilogue after each; the outputs are parallel unless `parallel` is false
-/// (the reduction goes inside a consumer's parallel loop).
-Status TileRowReduction(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx, bool parallel);
+/// (the reduction goes inside a consumer's parallel loop), up to `max_rows_together` of them
+/// reduced together in each step (a decision).
+inline constexpr int kMaxRowsTogether = 8;
+Status TileRowReduction(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx, bool parallel,
+                        int max_rows_together = kMaxRowsTogether);
+
+/// A row reduction with fewer outputs than cores (a sum over a whole tensor, a norm) split into
+/// contiguous chunks of its first reduction axis, one per core (rfactor in chunks): the chunks
+/// are tiled as rows of their own (TileRowReduction, in parallel, one at a time), and the block
+/// adds up each output's chunks after them. Fails where the outputs already fill the cores.
+Status TileRowReductionInChunks(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx);
 
 /// Elementwise stages that more than one stage reads (softmax's exponentials: the row sum and the
 /// quotients): with fused rows they are computed once per row rather than inlined into each reader.

@@ -160,6 +160,9 @@ struct SketchOptions {
   // its rows (softmax: a row's maximum and sum, then its quotients), so a row is read from
   // memory once and its later passes hit the cache.
   bool fused_rows = false;
+  // With reduction_lanes: a row reduction with fewer outputs than cores is reduced in chunks of
+  // its row on every core (TileRowReductionInChunks), then the chunks are added up.
+  bool chunked_rows = false;
 };
 
 // The narrowest short vector worth its lanes: a quarter of the target's.
@@ -329,7 +332,8 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
     if (options.fused_rows && (st->is_output || !st->is_reduction())) continue;
     if (st->is_reduction() && options.reduction_lanes &&
         VectorizesAlongReduction(sch, sch.StageOf(*sch.GetBlock(name)), ctx.vector_lanes)) {
-      TUNED_RETURN_IF_ERROR(TileRowReduction(sch, name, ctx, !options.fused_rows));
+      TUNED_RETURN_IF_ERROR(options.chunked_rows ? rules::TileRowReductionInChunks(sch, name, ctx)
+                                                 : TileRowReduction(sch, name, ctx, !options.fused_rows));
       tiled_a_reduction = true;
       row_reductions.push_back(name);
     } else if (options.fused_rows) {
@@ -406,6 +410,7 @@ std::vector<Sketch> GenerateSketches(const SearchContext& context) {
       {"tile+reduce-outside", {.reduce_outside_middle = true}},
       {"tile+reduction-lanes", {.reduction_lanes = true}},
       {"tile+reduction-lanes+fused-rows", {.reduction_lanes = true, .fused_rows = true}},
+      {"tile+reduction-lanes+chunks", {.reduction_lanes = true, .chunked_rows = true}},
   };
   for (const auto& [name, options] : variants) {
     Schedule probe(context.workload, 0);

@@ -1,6 +1,7 @@
 // The CPU rules of reductions along a contiguous row (cpu_rules_internal.h): softmax's maximum
 // and sum, layer norm's moments, a mean over the last axis, a matrix-vector product along rows.
 
+#include <algorithm>
 #include <optional>
 
 #include "server/search/cpu_rules_internal.h"
@@ -16,8 +17,9 @@ using schedule::Stage;
 
 namespace {
 
-// The most rows a parallel row reduction reduces together.
-constexpr int kMaxRowsTogether = 8;
+// The fewest vectors of a chunk's row: shorter chunks cost more to start and combine than their
+// share of the row.
+constexpr int kMinChunkVectors = 64;
 
 // How many iterations of a parallel row loop ahead its inputs are prefetched (none, one or
 // two): a row's transfer then overlaps the compute on the row before instead of following it.
@@ -29,7 +31,8 @@ Status SamplePrefetch(Schedule& sch, LoopRV rows) {
 
 }  // namespace
 
-Status TileRowReduction(Schedule& sch, const std::string& name, const SearchContext& ctx, bool parallel) {
+Status TileRowReduction(Schedule& sch, const std::string& name, const SearchContext& ctx, bool parallel,
+                        int max_rows_together) {
   TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
   const int stage = sch.StageOf(block);
   const std::string epilogue = EpilogueOf(sch, stage);
@@ -46,11 +49,11 @@ Status TileRowReduction(Schedule& sch, const std::string& name, const SearchCont
   std::optional<LoopRV> output_loop;
   if (!spatial.empty()) {
     TUNED_ASSIGN_OR_RETURN(output_loop, FuseAll(sch, spatial));
-    if (parallel) {
+    if (parallel && max_rows_together > 1) {
       // Several outputs' rows reduced together, one row after another within each step: each
       // core reads that many streams at once, which keeps its prefetchers busy where one
       // stream leaves memory bandwidth unused, and that many more accumulators hide the add.
-      TUNED_ASSIGN_OR_RETURN(auto rows, sch.SamplePerfectTile(*output_loop, 2, kMaxRowsTogether));
+      TUNED_ASSIGN_OR_RETURN(auto rows, sch.SamplePerfectTile(*output_loop, 2, max_rows_together));
       TUNED_ASSIGN_OR_RETURN(auto split, sch.Split(*output_loop, {rows[0], rows[1]}));
       output_loop = split[0];
     }
@@ -75,6 +78,24 @@ Status TileRowReduction(Schedule& sch, const std::string& name, const SearchCont
   if (!output_loop || !parallel) return Status::Ok();
   TUNED_RETURN_IF_ERROR(SamplePrefetch(sch, *output_loop));
   return sch.Parallel(*output_loop);
+}
+
+Status TileRowReductionInChunks(Schedule& sch, const std::string& name, const SearchContext& ctx) {
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+  const Stage& st = sch.state().stages[sch.StageOf(block)];
+  int64_t outputs = 1;
+  for (const ir::Axis& a : st.axes) outputs *= a.extent;
+  if (outputs >= ctx.num_cores) return InvalidArgumentError("stage " + name + " has an output for every core");
+  // A chunk per core. More per core, or several read together, measured no faster (a 64 MiB
+  // sum, docs/search.md); the parallel loop hands each core a contiguous range anyway.
+  const int64_t chunks = (ctx.num_cores + outputs - 1) / outputs;
+  int64_t elements = 1;
+  for (const ir::Axis& a : st.reduce_axes) elements *= a.extent;
+  if (chunks >= st.reduce_axes.front().extent || elements / chunks < int64_t(kMinChunkVectors) * ctx.vector_lanes) {
+    return InvalidArgumentError("stage " + name + " is too short to reduce in chunks");
+  }
+  TUNED_ASSIGN_OR_RETURN(BlockRV chunked, sch.RFactor(block, chunks, schedule::RFactorOrder::kChunks));
+  return TileRowReduction(sch, sch.state().stages[sch.StageOf(chunked)].name, ctx, true, /*max_rows_together=*/1);
 }
 
 std::vector<std::string> SharedElementwise(const Schedule& sch) {

@@ -83,6 +83,41 @@ TEST_F(RowReductionTest, FusedRowsComputeEachExponentialOnceInsideTheRowLoop) {
   EXPECT_EQ(prefetches, (std::set<std::string>{"", " prefetch_ahead=1", " prefetch_ahead=2"}));
 }
 
+TEST_F(RowReductionTest, AReductionWithFewerOutputsThanCoresIsReducedInChunksOnEveryCore) {
+  // A sum of a whole vector and of a whole matrix (as the model importer writes ReduceSum over
+  // every axis), and their mean: one output, two cores, so two chunks. The second argument is
+  // the first reduction axis's steps in a chunk.
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"tdl: input a: float32[1, 8191]; s[i: 1, j: 1]: float32 = sum[k: 8191](a[i, k])", 4096},
+      {"tdl: input a: float32[16, 1024]; s[i: 1, j: 1]: float32 = sum[r: 16, k: 1024](a[r, k])", 8},
+      {"tdl: input a: float32[1, 8192]; s[i: 1, j: 1]: float32 = sum[k: 8192](a[i, k]); "
+       "out[i: 1, j: 1]: float32 = s[i, j] / 8192.0", 4096}};
+  for (const auto& [spec, steps] : cases) {
+    SearchContext ctx = ContextFor(spec);
+    for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes+chunks", 4)) {
+      // Each chunk's partial sum is a global result of the parallel loop over the two chunks,
+      // reduced in vector lanes (a local partial result of its own), one chunk at a time; the
+      // block then adds up the chunks.
+      EXPECT_EQ(Count(program, "allocate s_rf: float32\\[1, 1, 2\\] global"), 1) << program;
+      EXPECT_EQ(Count(program, "for s_rf\\.i_j_chunk_fused in \\[0, \\+2\\) parallel"), 1) << program;
+      EXPECT_EQ(Count(program, "parallel"), 1) << program;
+      EXPECT_GE(Count(program, "allocate s_rf_rf: float32\\[1, 1, 1, (8|16|32)\\] local"), 1) << program;
+      EXPECT_EQ(Count(program, "for s\\.chunk in \\[0, \\+2\\)"), 1) << program;
+      // A chunk is a run of the first reduction axis, read at chunk * steps + step (where a
+      // partial last chunk partitions the parallel loop, the second piece reads at steps + step).
+      EXPECT_GE(Count(program, "s_rf\\.i_j_chunk_fused \\* " + std::to_string(steps) + "\\)") +
+                    Count(program, " \\+ " + std::to_string(steps) + "\\)\\]"),
+                1)
+          << program;
+    }
+  }
+  // Outputs enough for every core already, or a row too short to be worth splitting: no chunks.
+  for (const char* spec : {"tdl: input a: float32[2, 8192]; s[i: 2, j: 1]: float32 = sum[k: 8192](a[i, k])",
+                           "tdl: input a: float32[1, 1000]; s[i: 1, j: 1]: float32 = sum[k: 1000](a[i, k])"}) {
+    EXPECT_EQ(FindSketch(GenerateSketches(ContextFor(spec)), "tile+reduction-lanes+chunks"), nullptr) << spec;
+  }
+}
+
 TEST_F(RowReductionTest, TheQuotientOfTwoRowReductionsIsNotTakenForAnEpilogue) {
   // The plain sketch once reverse-inlined the quotient into the row sum's tile, which the
   // quotient's read of the row maximum forbids: no candidate of it could be sampled.

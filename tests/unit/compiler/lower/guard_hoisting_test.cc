@@ -109,6 +109,32 @@ TEST(LoopPartition, TheFullTilesOfAnImperfectSplitRunWithoutTheGuard) {
   ExpectComputes(*func, *matmul);
 }
 
+// The same split with its tiles parallel: pieces of the loop would be parallel launches one after
+// another, the last of one tile on one core, so it stays one parallel loop whose body picks the
+// full tile's copy or the last tile's.
+TEST(LoopPartition, AParallelLoopStaysOneLoopWhoseBodyPicksItsPiece) {
+  auto matmul = Spec("matmul(M=37,N=8,K=4)");
+  Schedule sch(matmul, 1);
+  BlockRV c = *sch.GetBlock("C");
+  std::vector<LoopRV> loops = *sch.GetLoops(c);
+  auto tiles = sch.Split(loops[0], {Factor{}, Factor{int64_t(8)}});
+  ASSERT_TRUE(tiles.ok());
+  ASSERT_TRUE(sch.Parallel((*tiles)[0]).ok());
+  auto func = Lower(sch);
+  ASSERT_TRUE(func.ok()) << func.status().message();
+  const ir::For* loop = func->body.as<ir::For>();
+  ASSERT_NE(loop, nullptr) << ir::ToString(func->body);
+  EXPECT_EQ(loop->kind, ir::ForKind::kParallel);
+  EXPECT_EQ(ir::AsConstInt(loop->extent) ? *ir::AsConstInt(loop->extent) : -1, 5);
+  const ir::IfThenElse* pick = loop->body.as<ir::IfThenElse>();
+  ASSERT_NE(pick, nullptr) << ir::ToString(func->body);
+  EXPECT_EQ(ir::ToString(pick->cond), "(C.i_0 < 4)");
+  // Neither copy tests a row against the extent any more.
+  EXPECT_EQ(Count(pick->then_case, "C").guards, 0) << ir::ToString(func->body);
+  EXPECT_EQ(Count(pick->else_case, "C").guards, 0) << ir::ToString(func->body);
+  ExpectComputes(*func, *matmul);
+}
+
 TEST(LoopPartition, APaddedConvolutionsInteriorRowsReadWithoutTheirPaddingSelect) {
   auto conv = Spec("conv2d_nchw(N=1,C=2,H=9,W=9,F=2,R=3,S=3,pad=1)");
   Schedule sch(conv, 1);

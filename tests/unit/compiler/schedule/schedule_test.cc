@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "compiler/ir/ir_printer.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/schedule/schedule.h"
 #include "tests/support/expect_error.h"
@@ -100,6 +103,37 @@ TEST_F(ScheduleTest, RFactorSplitsTheLastReductionAxisIntoLanes) {
   auto replayed = ReplayTrace(softmax, s.trace());
   ASSERT_TRUE(replayed.ok()) << replayed.status().message();
   EXPECT_EQ(replayed->trace(), s.trace());
+}
+
+TEST_F(ScheduleTest, RFactorInChunksSplitsTheFirstReductionAxisIntoRunsOfIt) {
+  // A sum over a whole [10, 100] matrix in 3 chunks of its rows: 4, 4 and the last 2 (the
+  // rows past 10 take the identity).
+  auto total = Spec("tdl: input a: float32[10, 100]; s[i: 1]: float32 = sum[r: 10, k: 100](a[r, k])");
+  Schedule s(total, 1);
+  auto partial = s.RFactor(*s.GetBlock("s"), int64_t(3), RFactorOrder::kChunks);
+  ASSERT_TRUE(partial.ok()) << partial.status().message();
+  const Stage& rf = s.state().stages[s.StageOf(*partial)];
+  EXPECT_EQ(rf.output->shape, (std::vector<int64_t>{1, 3}));
+  // Written by one core per chunk and read after them all: not a stack buffer.
+  EXPECT_EQ(rf.output->scope, ir::MemoryScope::kGlobal);
+  ASSERT_EQ(rf.reduce_axes.size(), 2u);
+  EXPECT_EQ(rf.reduce_axes[0].extent, 4);  // the steps of a chunk, outermost as the rows were
+  EXPECT_EQ(rf.reduce_axes[1].extent, 100);
+  EXPECT_EQ(ir::ToString(rf.body), "select((((s_rf.chunk * 4) + s_rf.step) < 10), a[((s_rf.chunk * 4) + s_rf.step), s_rf.rj], 0.0)");
+  const Stage& combined = s.state().stages[s.StageOf(*s.GetBlock("s"))];
+  ASSERT_EQ(combined.reduce_axes.size(), 1u);
+  EXPECT_EQ(combined.reduce_axes[0].extent, 3);
+  // The order is the instruction's third argument, and replays.
+  Trace trace = s.trace();
+  auto rfactor = std::find_if(trace.instructions.begin(), trace.instructions.end(),
+                              [](const Instruction& inst) { return inst.kind == InstKind::kRFactor; });
+  ASSERT_NE(rfactor, trace.instructions.end());
+  EXPECT_EQ(rfactor->inputs.size(), 3u);
+  auto replayed = ReplayTrace(total, trace);
+  ASSERT_TRUE(replayed.ok()) << replayed.status().message();
+  EXPECT_EQ(replayed->trace(), trace);
+  rfactor->inputs[2] = TraceArg::Int(2);
+  EXPECT_ERROR(ReplayTrace(total, trace), "rfactor's order must be 1 (chunks) when given");
 }
 
 TEST_F(ScheduleTest, RFactorErrors) {

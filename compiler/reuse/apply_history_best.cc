@@ -1,6 +1,7 @@
 #include "compiler/reuse/apply_history_best.h"
 
 #include "common/logging.h"
+#include "common/version.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/ir/tdl/definition.h"
@@ -29,6 +30,11 @@ StatusOr<bool> TryRecords(const ir::Workload& workload, const db::BestRecords& b
       selection.warnings.push_back(label + " skipped: " + func.status().message());
       continue;
     }
+    if (record.codegen_version() != 0 && record.codegen_version() != kCodegenVersion) {
+      selection.warnings.push_back(label + " was timed under code generation " +
+                                   std::to_string(record.codegen_version()) + ", this build's is " +
+                                   std::to_string(kCodegenVersion) + ": tune the workload again to rank its schedules");
+    }
     selection.func = std::move(func).value();
     selection.from_record = true;
     selection.record_id = record.record_id();
@@ -40,18 +46,6 @@ StatusOr<bool> TryRecords(const ir::Workload& workload, const db::BestRecords& b
   return false;
 }
 
-// The best records of the newest timing protocol, or of any protocol when the log holds none of
-// it: after protocol 2 began timing large kernels cold, a warm record of version 1 would beat
-// every cold one of the same workload without being faster in a model.
-StatusOr<db::BestRecords> BestOfNewestProtocol(RecordSource& source, const std::string& workload_key,
-                                               const std::string& target, int limit,
-                                               const std::string& toolkit) {
-  TUNED_ASSIGN_OR_RETURN(db::BestRecords best,
-                         source.Best(workload_key, target, limit, toolkit, v1::kMeasureProtocolVersion));
-  if (!best.records.empty()) return best;
-  return source.Best(workload_key, target, limit, toolkit, /*protocol_version=*/0);
-}
-
 }  // namespace
 
 StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& source,
@@ -60,16 +54,16 @@ StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& sou
   // Records timed with the LLVM this build generates code with, or with an unknown one.
   const std::string toolkit = codegen::LlvmToolkitVersion();
   TUNED_ASSIGN_OR_RETURN(db::BestRecords best,
-                         BestOfNewestProtocol(source, workload.key(), options.target,
-                                              options.max_records, toolkit));
+                         BestOfNewestVersions(source, workload.key(), options.target, options.max_records,
+                                              toolkit, v1::kMeasureProtocolVersion));
   TUNED_ASSIGN_OR_RETURN(bool found, TryRecords(workload, best, options, selection));
   std::string reason = best.records.empty() ? best.miss_reason : "no record of it replays";
   if (!found && options.allow_compatible_target) {
     TUNED_ASSIGN_OR_RETURN(std::vector<std::string> targets, source.Targets(workload.key()));
     for (const std::string& other : targets) {
       if (other == options.target || !IsCompatibleTarget(options.target, other)) continue;
-      TUNED_ASSIGN_OR_RETURN(db::BestRecords near, BestOfNewestProtocol(source, workload.key(), other,
-                                                                         options.max_records, toolkit));
+      TUNED_ASSIGN_OR_RETURN(db::BestRecords near, BestOfNewestVersions(source, workload.key(), other, options.max_records,
+                                                                         toolkit, v1::kMeasureProtocolVersion));
       TUNED_ASSIGN_OR_RETURN(found, TryRecords(workload, near, options, selection));
       if (found) {
         selection.warnings.push_back("no record for target '" + options.target +
@@ -83,8 +77,8 @@ StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& sou
     // The same computation, tuned before its weights were marked constant: its schedules
     // replay here (they pack nothing ahead, and time the same).
     TUNED_ASSIGN_OR_RETURN(db::BestRecords unmarked,
-                           BestOfNewestProtocol(source, unmarked_key, options.target,
-                                                options.max_records, toolkit));
+                           BestOfNewestVersions(source, unmarked_key, options.target, options.max_records,
+                                                toolkit, v1::kMeasureProtocolVersion));
     TUNED_ASSIGN_OR_RETURN(found, TryRecords(workload, unmarked, options, selection));
     if (found) {
       selection.warnings.push_back("using record " + std::to_string(selection.record_id) +

@@ -9,13 +9,13 @@ class LocalRecordSource : public RecordSource {
   explicit LocalRecordSource(std::unique_ptr<db::Database> db) : db_(std::move(db)) {}
 
   StatusOr<db::BestRecords> Best(const std::string& workload_key, const std::string& target,
-                                 int limit, const std::string& toolkit_version,
+                                 int limit, const std::string& toolkit_version, uint32_t codegen_version,
                                  uint32_t protocol_version) override {
     db::BestRecordsQuery query;
     query.workload_key = workload_key;
     query.target = target;
     query.limit = limit;
-    query.codegen_version = kCodegenVersion;  // records of the code generation it builds with
+    query.codegen_version = codegen_version;
     query.toolkit_version = toolkit_version;
     query.protocol_version = protocol_version;
     return db_->GetBestRecords(query);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/version.h"
 #include "compiler/reuse/record_source.h"
 #include "compiler/reuse/remote/remote_record_source.h"
 #include "rpc/auth.h"
@@ -117,8 +118,8 @@ TEST_P(RpcClientsTest, RemoteAndLocalTargetsAgreeBeyondAThousandRecords) {
   EXPECT_TRUE(none->empty());
 
   // Best agrees too: the fastest records of the GPU target are the first ones stored there.
-  auto local_best = (*local)->Best(key, kGpu, 3, "", 0);
-  auto remote_best = remote->Best(key, kGpu, 3, "", 0);
+  auto local_best = (*local)->Best(key, kGpu, 3, "", kCodegenVersion, 0);
+  auto remote_best = remote->Best(key, kGpu, 3, "", kCodegenVersion, 0);
   ASSERT_TRUE(local_best.ok() && remote_best.ok());
   ASSERT_EQ(remote_best->records.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
@@ -128,12 +129,12 @@ TEST_P(RpcClientsTest, RemoteAndLocalTargetsAgreeBeyondAThousandRecords) {
   }
   EXPECT_DOUBLE_EQ(remote_best->records[0].result().median_seconds(), 1e-3 + 1e-6 * 1000);
   // A toolkit asked for travels too: these records say none, so they still match.
-  auto remote_toolkit = remote->Best(key, kGpu, 3, "LLVM 99.0.0", 0);
+  auto remote_toolkit = remote->Best(key, kGpu, 3, "LLVM 99.0.0", kCodegenVersion, 0);
   ASSERT_TRUE(remote_toolkit.ok()) << remote_toolkit.status().ToString();
   EXPECT_EQ(remote_toolkit->records.size(), 3u);
   // And a timing protocol: these records predate the field (version 1), so version 2 finds none.
-  auto remote_v1 = remote->Best(key, kGpu, 3, "", 1);
-  auto remote_v2 = remote->Best(key, kGpu, 3, "", 2);
+  auto remote_v1 = remote->Best(key, kGpu, 3, "", kCodegenVersion, 1);
+  auto remote_v2 = remote->Best(key, kGpu, 3, "", kCodegenVersion, 2);
   ASSERT_TRUE(remote_v1.ok() && remote_v2.ok());
   EXPECT_EQ(remote_v1->records.size(), 3u);
   EXPECT_TRUE(remote_v2->records.empty());

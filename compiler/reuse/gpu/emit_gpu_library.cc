@@ -27,8 +27,8 @@ StatusOr<GpuSelection> SelectGpuProgram(const ir::Workload& workload, const targ
   // Any toolkit: the record's program is built again here, by this build's compiler. Any timing
   // protocol: version 2 changed how CPU kernels are timed, not GPU ones.
   TUNED_ASSIGN_OR_RETURN(db::BestRecords best,
-                         source.Best(workload.key(), target.ToString(), 1, /*toolkit_version=*/"",
-                                     /*protocol_version=*/0));
+                         BestOfNewestVersions(source, workload.key(), target.ToString(), 1, /*toolkit_version=*/"",
+                                              /*protocol_version=*/0));
   if (best.records.empty()) {
     return NotFoundError("no record of " + workload.key() + " on '" + target.ToString() + "': " + best.miss_reason +
                          " (a GPU target has no default schedule to fall back to)");

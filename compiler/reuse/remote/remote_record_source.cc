@@ -1,6 +1,5 @@
 #include "compiler/reuse/remote/remote_record_source.h"
 
-#include "common/version.h"
 #include "rpc/database_client.h"
 
 namespace tuned::reuse {
@@ -12,11 +11,11 @@ class RemoteRecordSource : public RecordSource {
       : client_(std::move(connection), deadline_ms) {}
 
   StatusOr<db::BestRecords> Best(const std::string& workload_key, const std::string& target,
-                                 int limit, const std::string& toolkit_version,
+                                 int limit, const std::string& toolkit_version, uint32_t codegen_version,
                                  uint32_t protocol_version) override {
     TUNED_ASSIGN_OR_RETURN(v1::BestRecordsResponse response,
                            client_.BestRecords(workload_key, target, uint32_t(limit),
-                                               kCodegenVersion, toolkit_version, protocol_version));
+                                               codegen_version, toolkit_version, protocol_version));
     db::BestRecords best;
     best.records.assign(response.records().begin(), response.records().end());
     best.miss_reason = response.miss_reason();

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/sha256.h"
+#include "common/version.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/ir/evaluator.h"
@@ -62,7 +63,8 @@ class ReuseTest : public ::testing::TestWithParam<db::testing::Backend> {
   }
 
   int64_t AddRecord(const std::string& spec, const v1::Trace& trace, const std::string& target,
-                    double median, const std::string& toolkit = "", uint32_t protocol = 0) {
+                    double median, const std::string& toolkit = "", uint32_t protocol = 0,
+                    uint32_t codegen = 0) {
     ir::Workload w = *ir::ParseWorkloadSpec(spec);
     v1::TuningRecord r;
     r.mutable_workload()->set_key(w.key());
@@ -77,6 +79,7 @@ class ReuseTest : public ::testing::TestWithParam<db::testing::Backend> {
     r.mutable_result()->set_worker_id("test");
     r.mutable_result()->mutable_device()->set_toolkit_version(toolkit);
     if (protocol != 0) r.mutable_config()->set_protocol_version(protocol);  // absent: version 1
+    r.set_codegen_version(codegen);  // 0: unknown, matched by every code generation
     r.set_created_unix_ms(1000 + (++seq_));
     auto inserted = db_->InsertRecords({&r, 1});
     EXPECT_TRUE(inserted.ok()) << inserted.status().message();
@@ -305,6 +308,38 @@ TEST_P(ReuseTest, RecordsOfTheCurrentTimingProtocolWinOverFasterOlderOnes) {
   ASSERT_TRUE(chosen.ok()) << chosen.status().message();
   EXPECT_EQ((*chosen)->record_id(), current);
   ExpectComputesReference(**chosen, kSpec);
+}
+
+TEST_P(ReuseTest, ALogOfAnOlderCodeGenerationStillCompilesUntilTunedAgain) {
+  // A log tuned before an upgrade: its record was timed as the program the older code
+  // generation built, but its trace replays, so it compiles, with a warning that says so.
+  const uint32_t older = kCodegenVersion - 1;
+  const int64_t old_fast = AddRecord(kSpec, TiledTrace(kSpec, 16), host_, 1e-6, "", v1::kMeasureProtocolVersion, older);
+  auto before = Compiler::Open({db_path_});
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  auto only_old = (*before)->GetKernel(kSpec);
+  ASSERT_TRUE(only_old.ok()) << only_old.status().message();
+  EXPECT_TRUE((*only_old)->from_record()) << (*only_old)->fallback_reason();
+  EXPECT_EQ((*only_old)->record_id(), old_fast);
+  ASSERT_FALSE((*only_old)->warnings().empty());
+  const std::string expected = "record " + std::to_string(old_fast) + " was timed under code generation " +
+                               std::to_string(older) + ", this build's is " + std::to_string(kCodegenVersion);
+  EXPECT_NE((*only_old)->warnings().back().find(expected), std::string::npos) << (*only_old)->warnings().back();
+  ExpectComputesReference(**only_old, kSpec);
+
+  // Tuned again: a record of this build's code generation ranks before every older one, and
+  // before a faster one of an older protocol.
+  AddRecord(kSpec, TiledTrace(kSpec, 4), host_, 2e-6, "", 1, kCodegenVersion);
+  const int64_t current = AddRecord(kSpec, TiledTrace(kSpec, 8), host_, 3e-5, "", v1::kMeasureProtocolVersion,
+                                    kCodegenVersion);
+  auto after = Compiler::Open({db_path_});
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  auto chosen = (*after)->GetKernel(kSpec);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_EQ((*chosen)->record_id(), current);
+  for (const std::string& warning : (*chosen)->warnings()) {
+    EXPECT_EQ(warning.find("code generation"), std::string::npos) << warning;
+  }
 }
 
 TEST_P(ReuseTest, CompatibleTargetOnlyWhenAllowed) {

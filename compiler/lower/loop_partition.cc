@@ -50,31 +50,36 @@ class Partitioner : public ir::IRMutator {
     budget_ -= int(cuts.size());
     cuts.push_back(range->hi + 1);
 
-    std::vector<Stmt> pieces;
-    std::vector<Stmt> bodies;
+    std::vector<Stmt> bodies;  // the body of each piece, folded on its range
     bool changed = cuts.size() > 1;
     int64_t begin = range->lo;
     for (int64_t end : cuts) {
       outer_[op->var.get()] = {begin, end - 1};
-      Stmt body = Mutate(op->body);
-      changed |= !body.same_as(op->body);
-      bodies.push_back(body);
-      pieces.push_back(ir::MakeFor(op->var, ir::MakeInt(begin, op->min.type()),
-                                   ir::MakeInt(end - begin, op->extent.type()), op->kind, body,
-                                   op->thread_tag, op->auto_unroll_max_step, op->prefetch_ahead));
+      bodies.push_back(Mutate(op->body));
+      changed |= !bodies.back().same_as(op->body);
       begin = end;
     }
     outer_.erase(op->var.get());
     if (!changed) return self;
-    if (op->kind != ir::ForKind::kParallel || bodies.size() == 1) return ir::MakeSeq(std::move(pieces));
-    // Pieces of a parallel loop would be parallel launches one after another (an edge piece of
-    // one iteration on one core while the others wait): one loop picks its piece's body instead.
-    Stmt body = bodies.back();
-    for (size_t k = bodies.size() - 1; k-- > 0;) {
-      body = ir::MakeIfThenElse(Expr(op->var) < ir::MakeInt(cuts[k], op->min.type()), bodies[k], body);
+    if (op->kind == ir::ForKind::kParallel && bodies.size() > 1) {
+      // Pieces of a parallel loop would be parallel launches one after another (an edge piece
+      // of one iteration on one core while the others wait): one loop picks its piece's body.
+      Stmt body = bodies.back();
+      for (size_t k = bodies.size() - 1; k-- > 0;) {
+        body = ir::MakeIfThenElse(Expr(op->var) < ir::MakeInt(cuts[k], op->min.type()), bodies[k], body);
+      }
+      return ir::MakeFor(op->var, op->min, op->extent, op->kind, body, op->thread_tag, op->auto_unroll_max_step,
+                         op->prefetch_ahead);
     }
-    return ir::MakeFor(op->var, op->min, op->extent, op->kind, body, op->thread_tag, op->auto_unroll_max_step,
-                       op->prefetch_ahead);
+    std::vector<Stmt> pieces;
+    begin = range->lo;
+    for (size_t k = 0; k < cuts.size(); ++k) {
+      pieces.push_back(ir::MakeFor(op->var, ir::MakeInt(begin, op->min.type()),
+                                   ir::MakeInt(cuts[k] - begin, op->extent.type()), op->kind, bodies[k],
+                                   op->thread_tag, op->auto_unroll_max_step, op->prefetch_ahead));
+      begin = cuts[k];
+    }
+    return ir::MakeSeq(std::move(pieces));
   }
 
  private:

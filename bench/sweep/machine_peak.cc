@@ -1,7 +1,7 @@
 // What this machine can do at most, measured now, so that the sweep (bench/sweep/sweep.py)
 // reports percent of peak against a figure of the same run rather than a constant:
 //
-//   tuned_machine_peak [--seconds S]
+//   tuned_machine_peak [--seconds S] [--memory-only]
 //
 // fp32 FMA peak: every core runs 12 independent FMA chains on the widest vectors it has (AVX-512,
 // else AVX2 + FMA; the best of both where both run), no memory traffic. Memory bandwidth, STREAM
@@ -9,6 +9,8 @@
 // a = b + s * c (12 bytes per element, the write-allocate not counted) and a read-only sum (4
 // bytes per element, 4 streams per core, as a GEMV reads several rows at once). Each figure is
 // the best of repeated runs for about S seconds (0.5). OpenMP on every core. Prints JSON.
+// --memory-only skips the FMA peak (0 in the JSON): the sweep measures the bandwidth again
+// around each round of a memory-bound op, since this host's memory changes speed for minutes.
 
 #include <immintrin.h>
 #include <omp.h>
@@ -120,11 +122,14 @@ double Bandwidth(Body body, double seconds) {
 
 int main(int argc, char** argv) {
   double seconds = 0.5;
+  bool memory_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--seconds" && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
+    } else if (std::string(argv[i]) == "--memory-only") {
+      memory_only = true;
     } else {
-      std::fprintf(stderr, "usage: tuned_machine_peak [--seconds S]\n");
+      std::fprintf(stderr, "usage: tuned_machine_peak [--seconds S] [--memory-only]\n");
       return 2;
     }
   }
@@ -132,8 +137,8 @@ int main(int argc, char** argv) {
   __builtin_cpu_init();
   const bool avx512 = __builtin_cpu_supports("avx512f");
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const double fma256 = avx2 ? FmaPeak(Fma256, seconds) : 0;
-  const double fma512 = avx512 ? FmaPeak(Fma512, seconds) : 0;
+  const double fma256 = avx2 && !memory_only ? FmaPeak(Fma256, seconds) : 0;
+  const double fma512 = avx512 && !memory_only ? FmaPeak(Fma512, seconds) : 0;
 
   // 3 x 256 MiB: far past any last-level cache of this machine kind.
   const long n = 64L << 20;

@@ -83,15 +83,20 @@ def sweep_shape(shape, a, tuned, onednn):
 
     # Every runtime is timed in each of a.rounds rounds, one after the other, and each keeps the
     # fastest of its round medians: a shared host has slower episodes of seconds (a neighbour on
-    # the core), and one round's median can fall inside one for any runtime.
+    # the core), and one round's median can fall inside one for any runtime. A cold op's
+    # roofline uses the memory bandwidth measured around the round of tuned's fastest median
+    # (the better of before and after it): this host's memory changes speed for minutes at a
+    # time, so the bandwidth of the sweep's start says little about a later round.
     for _ in range(a.rounds):
+        around = [measure_peak(a.machine_peak, "--memory-only", "--seconds", "0.2")] if row["cold"] else []
         compare, rc, err = run_json([sys.executable, COMPARE, "--tuned", tuned, "--model", model, "--db", db,
                                      "--work", os.path.join(work, "run"), "--venv", a.venv, "--repeat", a.repeat,
                                      "--min-sample-seconds", MIN_SAMPLE_SECONDS, *cold])
         if compare is None:
             row["error"] = f"compare_onnxruntime.py failed ({rc}): {err}"
             return row
-        if compare["tuned_kernel_median_seconds"] < row.get("tuned_kernel_seconds", math.inf):
+        tuned_improved = compare["tuned_kernel_median_seconds"] < row.get("tuned_kernel_seconds", math.inf)
+        if tuned_improved:
             row.update(tuned_kernel_seconds=compare["tuned_kernel_median_seconds"],
                        tuned_run_seconds=compare["tuned_median_seconds"])
         row["onnxruntime_seconds"] = min(compare["onnxruntime_median_seconds"], row.get("onnxruntime_seconds", math.inf))
@@ -110,6 +115,11 @@ def sweep_shape(shape, a, tuned, onednn):
                     layouts = "native layouts + reorders" if out["native_layouts"] else "plain layouts"
                     row.update(onednn_seconds=out["median_seconds"],
                                onednn_implementation=f"{out['implementation']} ({layouts})")
+        if around:
+            around.append(measure_peak(a.machine_peak, "--memory-only", "--seconds", "0.2"))
+            row.setdefault("round_read_gbs", []).append(max(p["read_gbs"] for p in around))
+            if tuned_improved:
+                row.update(read_gbs=max(p["read_gbs"] for p in around), triad_gbs=max(p["triad_gbs"] for p in around))
     best = min(t for t in (row["onnxruntime_seconds"], row.get("onednn_seconds")) if t)
     row["ratio"] = best / row["tuned_kernel_seconds"]
     return row
@@ -131,8 +141,8 @@ def trials_to_95(db):
     return None, len(times)
 
 
-def measure_peak(program):
-    out, rc, err = run_json([program])
+def measure_peak(program, *args):
+    out, rc, err = run_json([program, *args])
     if out is None or rc != 0:
         sys.exit(f"{program} failed ({rc}): {err}")
     return out
@@ -145,7 +155,8 @@ def us(seconds):
 def roofline_seconds(row, peak):
     """The op's time at the machine's limits: its FLOPs at the FMA peak or its bytes at its bandwidth
     (the read bandwidth, or the triad's for an op that writes as much as it reads)."""
-    gbs = peak["triad_gbs"] if row.get("bandwidth") == "triad" else peak["read_gbs"]
+    measured = row if "read_gbs" in row else peak  # the round's own bandwidth, for a cold op
+    gbs = measured["triad_gbs"] if row.get("bandwidth") == "triad" else measured["read_gbs"]
     return max(row["gflop"] / peak["fma_gflops"], row["mbytes"] * 1e-3 / gbs)
 
 
@@ -164,13 +175,14 @@ def print_table(rows, onednn_built, peak):
               f"{r['gflop'] / r['tuned_kernel_seconds']:>8.1f} {r['roofline_share']:>8.1%} "
               f"{us(r['tuned_run_seconds']):>10} "
               f"{us(r['onnxruntime_seconds']):>10} {us(r.get('onednn_seconds')):>10} {r['ratio']:>6.2f}  {check}"
-              + ("  cold" if r.get("cold") else ""))
+              + ("  cold, read GB/s " + "/".join(f"{g:.0f}" for g in r.get("round_read_gbs", [])) if r.get("cold") else ""))
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     if geomean:
         print(f"geometric mean of the ratios over {len(ratios)} shapes: {geomean:.3f}")
     print("tuned us: median time inside tuned's kernel (run-model's kernel_median_seconds); roofline: the op's "
-          "time at the FMA peak or the read (triad, for ops that write as much as they read) bandwidth / tuned us;\nrun us: the whole run-model step; "
+          "time at the FMA peak or the read (triad, for ops that write as much as they read) bandwidth / tuned us;\n"
+          "a cold op's bandwidth is measured around the round of tuned's time (GB/s column: read, per round);\nrun us: the whole run-model step; "
           "ratio: the faster library's time / tuned us (> 1: tuned is faster); cold: tensors larger than the "
           "last-level cache, every runtime timed one run at a time after a cache flush"
           + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))
@@ -214,7 +226,7 @@ def main():
     onednn = os.path.join(a.build, "bench", "tuned_onednn_op")
     onednn = onednn if os.path.exists(onednn) else None
     a.work = a.work or tempfile.mkdtemp(prefix="tuned-sweep-")
-    machine_peak = os.path.join(a.build, "bench", "tuned_machine_peak")
+    a.machine_peak = machine_peak = os.path.join(a.build, "bench", "tuned_machine_peak")
     peaks = [measure_peak(machine_peak)]
     rows = []
     for shape in [by_name[n] for n in a.shapes] if a.shapes else SHAPES:

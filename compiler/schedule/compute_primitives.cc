@@ -222,8 +222,8 @@ StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor, RFactorOrder o
     renamed[a.var.get()] = Expr(partial.axes.back().var);
     shape.push_back(a.extent);
   }
-  ir::Var lane = ir::MakeVar(partial.name + "." + new_axis);
-  partial.axes.push_back({lane, lanes});
+  ir::Var part = ir::MakeVar(partial.name + "." + new_axis);  // the lane or chunk
+  partial.axes.push_back({part, lanes});
   shape.push_back(lanes);
   // The other reduction axes keep their places around the steps of the split one.
   ir::Var step = ir::MakeVar(partial.name + ".step");
@@ -236,7 +236,7 @@ StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor, RFactorOrder o
     partial.reduce_axes.push_back({ir::MakeVar(partial.name + "." + a.var->name), a.extent});
     renamed[a.var.get()] = Expr(partial.reduce_axes.back().var);
   }
-  Expr element = chunks ? Expr(lane) * ir::MakeInt(outer) + Expr(step) : Expr(step) * ir::MakeInt(lanes) + Expr(lane);
+  Expr element = chunks ? Expr(part) * ir::MakeInt(outer) + Expr(step) : Expr(step) * ir::MakeInt(lanes) + Expr(part);
   renamed[split_axis.var.get()] = element;
   partial.body = ir::Substitute(st.body, renamed);
   if (outer * lanes != split_axis.extent) {
@@ -252,7 +252,7 @@ StatusOr<BlockRV> Schedule::RFactor(BlockRV block, Factor factor, RFactorOrder o
   }
   for (int l = 0; l < partial.num_root_loops(); ++l) partial.leaves.push_back(l);
 
-  // The block now combines the lanes' partial results.
+  // The block now combines the lanes' (or chunks') partial results.
   Stage& combined = state_.stages[stage];
   ir::Var lane_index = ir::MakeVar(combined.name + "." + new_axis);
   std::vector<Expr> indices;

@@ -52,6 +52,7 @@ Status RunGpuCompile(const CompileOptions& options, const ir::Workload& workload
   TUNED_ASSIGN_OR_RETURN(auto source, OpenRecordSource(options));
   TUNED_ASSIGN_OR_RETURN(reuse::GpuSelection selected, reuse::SelectGpuProgram(workload, target, *source));
   TUNED_ASSIGN_OR_RETURN(reuse::GpuLibraryFiles out, reuse::EmitGpuLibrary(selected, options.output, options.name));
+  for (const std::string& warning : selected.warnings) std::fprintf(stderr, "tuned: warning: %s\n", warning.c_str());
   if (options.json) {
     const char* program = target.kind == target::TargetKind::kCuda ? "cubin" : "source";
     nlohmann::json json = {{"workload", workload.key()},          {"target", target.ToString()},

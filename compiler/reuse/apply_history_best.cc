@@ -1,7 +1,6 @@
 #include "compiler/reuse/apply_history_best.h"
 
 #include "common/logging.h"
-#include "common/version.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/ir/tdl/definition.h"
@@ -30,11 +29,7 @@ StatusOr<bool> TryRecords(const ir::Workload& workload, const db::BestRecords& b
       selection.warnings.push_back(label + " skipped: " + func.status().message());
       continue;
     }
-    if (record.codegen_version() != 0 && record.codegen_version() != kCodegenVersion) {
-      selection.warnings.push_back(label + " was timed under code generation " +
-                                   std::to_string(record.codegen_version()) + ", this build's is " +
-                                   std::to_string(kCodegenVersion) + ": tune the workload again to rank its schedules");
-    }
+    if (std::string older = OlderCodegenWarning(record); !older.empty()) selection.warnings.push_back(older);
     selection.func = std::move(func).value();
     selection.from_record = true;
     selection.record_id = record.record_id();

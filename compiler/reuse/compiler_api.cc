@@ -42,6 +42,7 @@ const std::string& GpuKernel::program() const {
 int64_t GpuKernel::record_id() const { return selection_->record_id; }
 const std::string& GpuKernel::trace_hash() const { return selection_->trace_hash; }
 double GpuKernel::median_seconds() const { return selection_->median_seconds; }
+const std::vector<std::string>& GpuKernel::warnings() const { return selection_->warnings; }
 
 StatusOr<GpuKernel::Files> GpuKernel::WriteLauncher(const std::string& output, const std::string& name) const {
   TUNED_ASSIGN_OR_RETURN(reuse::GpuLibraryFiles files, reuse::EmitGpuLibrary(*selection_, output, name));

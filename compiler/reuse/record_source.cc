@@ -27,4 +27,11 @@ StatusOr<db::BestRecords> BestOfNewestVersions(RecordSource& source, const std::
   return none;
 }
 
+std::string OlderCodegenWarning(const v1::TuningRecord& record) {
+  if (record.codegen_version() == 0 || record.codegen_version() == kCodegenVersion) return "";
+  return "record " + std::to_string(record.record_id()) + " was timed under code generation " +
+         std::to_string(record.codegen_version()) + ", this build's is " + std::to_string(kCodegenVersion) +
+         ": tune the workload again to rank its schedules";
+}
+
 }  // namespace tuned::reuse

@@ -38,6 +38,10 @@ StatusOr<db::BestRecords> BestOfNewestVersions(RecordSource& source, const std::
                                                const std::string& target, int limit,
                                                const std::string& toolkit_version, uint32_t protocol_version);
 
+/// The warning a kernel built from `record` carries when an older code generation timed it
+/// (BestOfNewestVersions fell back to it); "" otherwise.
+std::string OlderCodegenWarning(const v1::TuningRecord& record);
+
 /// Reads a local tuning database (opened read-only in spirit: nothing is written).
 StatusOr<std::unique_ptr<RecordSource>> OpenLocalRecordSource(const std::string& db_path);
 

@@ -42,6 +42,7 @@ StatusOr<GpuSelection> SelectGpuProgram(const ir::Workload& workload, const targ
   selection.record_id = record.record_id();
   selection.trace_hash = record.trace_hash();
   selection.median_seconds = record.result().median_seconds();
+  if (std::string older = OlderCodegenWarning(record); !older.empty()) selection.warnings.push_back(older);
   return selection;
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "compiler/ir/workload.h"
@@ -34,6 +35,7 @@ struct GpuSelection {
   int64_t record_id = 0;
   std::string trace_hash;
   double median_seconds = 0;  // the record's measured median
+  std::vector<std::string> warnings;  // e.g. that an older code generation timed the record
 };
 
 /// The best record of `workload` on `target` in `source`, built. Fails as

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/version.h"
 #include "compiler/codegen/gpu/gpu_candidate.h"
 #include "compiler/ir/evaluator.h"
 #include "compiler/ir/op_library.h"
@@ -64,10 +65,12 @@ class GpuKernelTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Records `sch`'s trace as an OK measurement of its workload on `target_text`, `seconds` long.
-  void Record(const schedule::Schedule& sch, const std::string& target_text, double seconds = 1e-4) {
+  void Record(const schedule::Schedule& sch, const std::string& target_text, double seconds = 1e-4,
+              uint32_t codegen = 0) {
     auto db = db::testing::OpenOrFail(db_path_);
     ASSERT_NE(db, nullptr);
     v1::TuningRecord record = db::testing::MakeRecord(256, db::testing::kGpu, 1, seconds);
+    record.set_codegen_version(codegen);  // 0: unknown, matched by every code generation
     record.mutable_workload()->set_key(sch.workload().key());
     *record.mutable_target() = target::TargetToProto(*target::ParseTarget(target_text));
     *record.mutable_trace() = TraceOf(sch);
@@ -134,6 +137,37 @@ TEST_F(GpuKernelTest, GivesTheBestRecordsProgramAndLaunchesOnceAndCachesIt) {
   EXPECT_EQ(again->get(), kernel->get());
   EXPECT_EQ(compiler->stats().record_hits, 1);
   EXPECT_EQ(compiler->stats().cache_hits, 1);
+}
+
+TEST_F(GpuKernelTest, ARecordOfAnOlderCodeGenerationServesWithAWarning) {
+  // Only a record timed under the previous code generation: its trace still builds, and the
+  // kernel says which version timed it.
+  Record(testing::GpuTiledMatmul(WorkloadOf(kMatmul)), "opencl", 1e-4, kCodegenVersion - 1);
+  std::unique_ptr<Compiler> compiler = Open("opencl");
+  ASSERT_NE(compiler, nullptr);
+  auto kernel = compiler->GetGpuKernel(kMatmul);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  ASSERT_EQ((*kernel)->warnings().size(), 1u);
+  EXPECT_NE((*kernel)->warnings()[0].find("was timed under code generation " + std::to_string(kCodegenVersion - 1) +
+                                          ", this build's is " + std::to_string(kCodegenVersion)),
+            std::string::npos)
+      << (*kernel)->warnings()[0];
+  // A record of this build's code generation (another schedule), even a slower one, serves
+  // without one.
+  const target::Target target = *target::ParseTarget("opencl");
+  std::optional<schedule::Schedule> other;
+  for (uint64_t seed = 1; seed <= 50 && !other; ++seed) {
+    schedule::Schedule sch = testing::RandomGpuSchedule(WorkloadOf(kMatmul), seed);
+    if (codegen::gpu::BuildGpuCandidate(WorkloadOf(kMatmul), TraceOf(sch), target).ok()) other = sch;
+  }
+  ASSERT_TRUE(other.has_value()) << "no random schedule of " << kMatmul << " builds";
+  Record(*other, "opencl", 2e-4, kCodegenVersion);
+  std::unique_ptr<Compiler> reopened = Open("opencl");
+  ASSERT_NE(reopened, nullptr);
+  auto current = reopened->GetGpuKernel(kMatmul);
+  ASSERT_TRUE(current.ok()) << current.status().message();
+  EXPECT_TRUE((*current)->warnings().empty());
+  EXPECT_DOUBLE_EQ((*current)->median_seconds(), 2e-4);
 }
 
 TEST_F(GpuKernelTest, WriteLauncherWritesTheProgramAndALauncherNamedForTheCaller) {

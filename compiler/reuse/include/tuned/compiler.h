@@ -110,6 +110,8 @@ class GpuKernel {
   const std::string& trace_hash() const;
   /// The record's measured median time, seconds.
   double median_seconds() const;
+  /// Notes on the record chosen (an older code generation timed it), empty when there are none.
+  const std::vector<std::string>& warnings() const;
   /// Time from request to built program (lookup, replay, lowering, device build), ms.
   double build_ms() const { return build_ms_; }
 

@@ -48,17 +48,17 @@ StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& sou
   Selection selection;
   // Records timed with the LLVM this build generates code with, or with an unknown one.
   const std::string toolkit = codegen::LlvmToolkitVersion();
-  TUNED_ASSIGN_OR_RETURN(db::BestRecords best,
-                         BestOfNewestVersions(source, workload.key(), options.target, options.max_records,
-                                              toolkit, v1::kMeasureProtocolVersion));
+  auto best_of = [&](const std::string& key, const std::string& target) {
+    return BestOfNewestVersions(source, key, target, options.max_records, toolkit, v1::kMeasureProtocolVersion);
+  };
+  TUNED_ASSIGN_OR_RETURN(db::BestRecords best, best_of(workload.key(), options.target));
   TUNED_ASSIGN_OR_RETURN(bool found, TryRecords(workload, best, options, selection));
   std::string reason = best.records.empty() ? best.miss_reason : "no record of it replays";
   if (!found && options.allow_compatible_target) {
     TUNED_ASSIGN_OR_RETURN(std::vector<std::string> targets, source.Targets(workload.key()));
     for (const std::string& other : targets) {
       if (other == options.target || !IsCompatibleTarget(options.target, other)) continue;
-      TUNED_ASSIGN_OR_RETURN(db::BestRecords near, BestOfNewestVersions(source, workload.key(), other, options.max_records,
-                                                                         toolkit, v1::kMeasureProtocolVersion));
+      TUNED_ASSIGN_OR_RETURN(db::BestRecords near, best_of(workload.key(), other));
       TUNED_ASSIGN_OR_RETURN(found, TryRecords(workload, near, options, selection));
       if (found) {
         selection.warnings.push_back("no record for target '" + options.target +
@@ -71,9 +71,7 @@ StatusOr<Selection> SelectKernel(const ir::Workload& workload, RecordSource& sou
   if (const std::string unmarked_key = ir::KeyWithoutConstants(workload); !found && unmarked_key != workload.key()) {
     // The same computation, tuned before its weights were marked constant: its schedules
     // replay here (they pack nothing ahead, and time the same).
-    TUNED_ASSIGN_OR_RETURN(db::BestRecords unmarked,
-                           BestOfNewestVersions(source, unmarked_key, options.target, options.max_records,
-                                                toolkit, v1::kMeasureProtocolVersion));
+    TUNED_ASSIGN_OR_RETURN(db::BestRecords unmarked, best_of(unmarked_key, options.target));
     TUNED_ASSIGN_OR_RETURN(found, TryRecords(workload, unmarked, options, selection));
     if (found) {
       selection.warnings.push_back("using record " + std::to_string(selection.record_id) +

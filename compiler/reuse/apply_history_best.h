@@ -3,8 +3,8 @@
 
 /// \file
 /// Apply-history-best: the kernel of a workload for a target is the best recorded schedule in
-/// the tuning log, among the records of the current timing protocol (v1::kMeasureProtocolVersion)
-/// where the log has any, else among all. Records are tried best first; one whose trace no longer replays (written by
+/// the tuning log, among the records of the newest code generation and timing protocol the log
+/// holds for it (reuse::BestOfNewestVersions). Records are tried best first; one whose trace no longer replays (written by
 /// an incompatible version, say) is skipped with a warning. With no usable record the kernel
 /// is the default schedule (compiler/lower/pipeline.h), and the selection says why, so that a
 /// miss is never silent.

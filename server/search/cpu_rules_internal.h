@@ -22,13 +22,15 @@ StatusOr<schedule::LoopRV> FuseAll(schedule::Schedule& sch, const std::vector<sc
 StatusOr<std::vector<schedule::LoopRV>> TileInVectors(schedule::Schedule& sch, schedule::LoopRV loop,
                                                       const SearchContext& ctx);
 
+/// The most rows a parallel row reduction reduces together.
+inline constexpr int kMaxRowsTogether = 8;
+
 /// A reduction whose vectors run along its reduction axis (VectorizesAlongReduction, vector_axis.h):
 /// partial results one, two or four vectors wide (rfactor; several vectors are independent
 /// accumulators that hide the add's latency) reduced along the row and combined, one output
 /// element at a time, an epilogue after each; the outputs are parallel unless `parallel` is false
 /// (the reduction goes inside a consumer's parallel loop), up to `max_rows_together` of them
 /// reduced together in each step (a decision).
-inline constexpr int kMaxRowsTogether = 8;
 Status TileRowReduction(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx, bool parallel,
                         int max_rows_together = kMaxRowsTogether);
 

@@ -26,6 +26,9 @@ struct ParamSpec {
   std::string default_value;          // empty: required
   std::vector<std::string> choices;   // for kChoice
   int64_t min_value = 1;              // for kInt
+  // For kInt: every integer parameter is an extent, a stride, a padding or a dilation, so the
+  // shape arithmetic of the builders stays far from overflowing an int64_t.
+  int64_t max_value = int64_t(1) << 31;
 };
 
 /// Parsed, validated parameter values of one op.

@@ -39,6 +39,7 @@ StatusOr<std::string> CanonicalValue(const std::string& op, const ParamSpec& par
       if (ec == std::errc::result_out_of_range) return bad("is out of range");
       if (ec != std::errc() || end != value.data() + value.size()) return bad("is not an integer");
       if (v < param.min_value) return bad("must be at least " + std::to_string(param.min_value));
+      if (v > param.max_value) return bad("must be at most " + std::to_string(param.max_value));
       return std::to_string(v);
     }
     case ParamKind::kDtype: {

@@ -133,7 +133,10 @@ Buffer WorkloadBuilder::Compute(std::string name, DataType dtype, std::vector<in
   for (const Axis& a : st.axes) axes.push_back(Expr(a.var));
   for (const Axis& a : st.reduce_axes) raxes.push_back(Expr(a.var));
   st.body = MakeCast(dtype, body(axes, raxes));
-  double points = double(st.output->num_elements());
+  // In double: the spec parser refuses oversized buffers only after the build, and a product
+  // of extents may not fit an int64_t.
+  double points = 1;
+  for (int64_t d : shape) points *= double(d);
   for (int64_t r : reduce_shape) points *= double(r);
   // A reduction step is the body plus the combine; a plain stage is its body.
   workload_.flops_ += points * (CountOps(st.body) + (reduce == ReduceKind::kNone ? 0 : 1));

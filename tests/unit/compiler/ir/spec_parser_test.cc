@@ -96,8 +96,18 @@ TEST(SpecParser, SizesOverTheLimitAreRefused) {
   tight.max_buffer_bytes = 1024;
   EXPECT_NE(ErrorOf("matmul(M=32,N=32,K=4)", tight).find("buffer C needs 4096 bytes"), std::string::npos);
   // Beyond what an int64_t holds (found by fuzz_workload_spec): still the one-line refusal.
-  e = ErrorOf("reduce_rows(M=9999999999999,N=9999999)");
-  EXPECT_NE(e.find("buffer A needs 399999959999959990272 bytes, over the limit"), std::string::npos) << e;
+  e = ErrorOf("reduce_rows(M=2147483648,N=2147483648)");
+  EXPECT_NE(e.find("buffer A needs 18446744073709551616 bytes, over the limit"), std::string::npos) << e;
+}
+
+// An integer parameter beyond 2^31 is refused before any shape arithmetic (found by
+// fuzz_workload_spec: a dense layer of 6e18 rows overflowed counting its points).
+TEST(SpecParser, IntegerParametersHaveAnUpperBound) {
+  std::string e = ErrorOf("dense(M=6000000000000000000,N=5,K=9,bias=true)");
+  EXPECT_NE(e.find("M='6000000000000000000' must be at most 2147483648"), std::string::npos) << e;
+  e = ErrorOf("conv2d_nchw(C=1,H=8,W=8,F=1,R=3,S=3,pad=4611686018427387904)");
+  EXPECT_NE(e.find("pad='4611686018427387904' must be at most 2147483648"), std::string::npos) << e;
+  EXPECT_TRUE(ParseWorkloadSpec("reduce_rows(M=1,N=2147483648)", {int64_t(1) << 34}).ok());
 }
 
 TEST(SpecParser, ConvWithEmptyOutputIsRefused) {

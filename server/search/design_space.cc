@@ -160,6 +160,11 @@ struct SketchOptions {
   // its rows (softmax: a row's maximum and sum, then its quotients), so a row is read from
   // memory once and its later passes hit the cache.
   bool fused_rows = false;
+  // With fused_rows: the elementwise stages that several of a row's passes read (layer norm's
+  // centred values, softmax's exponentials) are recomputed in each pass rather than kept in a
+  // row buffer, so every pass reads the input row alone: one store and one load less per
+  // element against repeating its arithmetic.
+  bool recompute_shared = false;
   // With reduction_lanes: a row reduction with fewer outputs than cores is reduced in chunks of
   // its row on every core (TileRowReductionInChunks), then the chunks are added up.
   bool chunked_rows = false;
@@ -320,7 +325,11 @@ Status TileElementwise(Schedule& sch, const std::string& name, const SearchConte
 }
 
 Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options) {
-  const std::vector<std::string> shared = options.fused_rows ? SharedElementwise(sch) : std::vector<std::string>{};
+  std::vector<std::string> shared = options.fused_rows ? SharedElementwise(sch) : std::vector<std::string>{};
+  if (options.recompute_shared) {
+    if (shared.empty()) return InvalidArgumentError("no elementwise stage that several passes read");
+    shared.clear();
+  }
   TUNED_RETURN_IF_ERROR(InlineElementwise(sch, shared));
   // Every option is about tiling a reduction: without one a sketch would be the plain one again.
   bool tiled_a_reduction = false;
@@ -410,6 +419,8 @@ std::vector<Sketch> GenerateSketches(const SearchContext& context) {
       {"tile+reduce-outside", {.reduce_outside_middle = true}},
       {"tile+reduction-lanes", {.reduction_lanes = true}},
       {"tile+reduction-lanes+fused-rows", {.reduction_lanes = true, .fused_rows = true}},
+      {"tile+reduction-lanes+fused-rows+recompute",
+       {.reduction_lanes = true, .fused_rows = true, .recompute_shared = true}},
       {"tile+reduction-lanes+chunks", {.reduction_lanes = true, .chunked_rows = true}},
   };
   for (const auto& [name, options] : variants) {

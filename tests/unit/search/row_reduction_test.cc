@@ -83,6 +83,39 @@ TEST_F(RowReductionTest, FusedRowsComputeEachExponentialOnceInsideTheRowLoop) {
   EXPECT_EQ(prefetches, (std::set<std::string>{"", " prefetch_ahead=1", " prefetch_ahead=2"}));
 }
 
+TEST_F(RowReductionTest, FusedRowsMayRecomputeWhatSeveralPassesReadInsteadOfKeepingIt) {
+  // Layer norm as the model importer writes it: the centred values feed the sum of squares and
+  // the output.
+  SearchContext ctx = ContextFor(
+      "tdl: input x: float32[6, 100]; "
+      "mean_sum[i: 6, j: 1]: float32 = sum[ri: 100](x[i, ri]); "
+      "centered[i: 6, j: 100]: float32 = x[i, j] - mean_sum[i, 0] / 100.0; "
+      "square_sum[i: 6, j: 1]: float32 = sum[ri: 100](centered[i, ri] * centered[i, ri]); "
+      "out[i: 6, j: 100]: float32 = centered[i, j] / sqrt(square_sum[i, 0] / 100.0 + 0.00001)");
+  for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes+fused-rows+recompute", 8)) {
+    // One parallel loop over the rows, no row buffer of centred values: the sum of squares and
+    // the output each subtract the mean from the input row themselves.
+    EXPECT_EQ(Count(program, "parallel"), 1) << program;
+    EXPECT_EQ(Count(program, "for out\\.i in \\[0, \\+6\\) parallel"), 1) << program;
+    EXPECT_EQ(Count(program, "allocate centered"), 0) << program;
+    EXPECT_GE(Count(program, "\n *square_sum_rf\\[[^\n]*x\\[[^\n]*- \\(mean_sum"), 1) << program;
+    EXPECT_GE(Count(program, "\n *out\\[[^\n]*x\\[[^\n]*- \\(mean_sum"), 1) << program;
+  }
+  // The sketch keeping them has the row buffer.
+  for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes+fused-rows", 2)) {
+    EXPECT_EQ(Count(program, "allocate centered"), 1) << program;
+  }
+  // Nothing that several passes read (softmax's exponentials are; a mean's quotient is not):
+  // no such sketch.
+  EXPECT_NE(FindSketch(GenerateSketches(ContextFor(kModelSoftmax)), "tile+reduction-lanes+fused-rows+recompute"),
+            nullptr);
+  EXPECT_EQ(FindSketch(GenerateSketches(ContextFor("tdl: input a: float32[64, 64]; s[i: 64, j: 1]: float32 = "
+                                                   "sum[k: 64](a[i, k]); out[i: 64, j: 64]: float32 = "
+                                                   "a[i, j] - s[i, 0]")),
+                       "tile+reduction-lanes+fused-rows+recompute"),
+            nullptr);
+}
+
 TEST_F(RowReductionTest, AReductionWithFewerOutputsThanCoresIsReducedInChunksOnEveryCore) {
   // A sum of a whole vector and of a whole matrix (as the model importer writes ReduceSum over
   // every axis), and their mean: one output, two cores, so two chunks. The second argument is

@@ -10,6 +10,7 @@
 #include "compiler/analysis/fma.h"
 #include "compiler/analysis/unroll.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/ir/ir_mutator.h"
 #include "compiler/ir/simplify.h"
 
 namespace tuned::costmodel {
@@ -200,6 +201,9 @@ class AffineCoefficients : public ir::ExprFunctor<void(const Expr&, double, doub
 struct LoopContext {
   std::vector<LoopFrame> loops;
   ir::VarBounds bounds;
+  // Enclosing ifs whose condition tests a vectorized loop's variable: the code generator's lane
+  // masks.
+  int lane_masks = 0;
 };
 
 Access MakeAccess(const ir::BufferNode* buffer, const std::vector<Expr>& indices, bool is_write,
@@ -225,8 +229,10 @@ Access MakeAccess(const ir::BufferNode* buffer, const std::vector<Expr>& indices
     const analysis::AccessAlong vector_along =
         k + 1 == depth ? along : analysis::AnalyzeAccess(offset, loops[k].handle, context.bounds);
     access.vectorized = vector_along.pattern;
+    // A strided load is a gather unless it reads its span; a strided store is a store per lane
+    // unless a lane mask makes it a scatter (the code generator's PlanAccess).
     access.vector_gather = vector_along.pattern == analysis::AccessPattern::kStrided &&
-                           (is_write || !analysis::LoadsAsSpan(vector_along));
+                           (is_write ? context.lane_masks > 0 : !analysis::LoadsAsSpan(vector_along));
     break;
   }
   return access;
@@ -411,9 +417,14 @@ class Collector : public ir::StmtFunctor<void(const Stmt&)> {
   }
 
   void VisitIfThenElse(const ir::IfThenElse* op) override {
+    const bool lane_mask = std::any_of(context_.loops.begin(), context_.loops.end(), [&](const LoopFrame& l) {
+      return l.kind == ir::ForKind::kVectorized && ir::UsesVar(op->cond, l.var);
+    });
     ++predicates_;
+    context_.lane_masks += lane_mask;
     Walk(op->then_case);
     if (op->else_case.defined()) Walk(op->else_case);
+    context_.lane_masks -= lane_mask;
     --predicates_;
   }
 

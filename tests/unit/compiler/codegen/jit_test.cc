@@ -191,6 +191,33 @@ TEST_F(JitTest, VectorizedInvariantAndStridedAccesses) {
   ExpectMatchesInterpreter(f);
 }
 
+// C[j, i] = A[i, j] * 2 with j vectorized: the store's stride is the row of C. Unmasked, it is
+// one scalar store per lane at a constant distance from the first (a channel-vectorized
+// convolution tile written to NCHW); under a mask, the scatter.
+TEST_F(JitTest, AStridedStoreIsOneStorePerLaneUnlessMasked) {
+  const int64_t lanes = testing::HostTarget().Fp32VectorLanes(), m = 5;
+  for (int64_t n : {lanes, lanes - 3}) {
+    Buffer A = MakeBuffer("A", DataType::Float32(), {m, lanes});
+    Buffer C = MakeBuffer("C", DataType::Float32(), {n, m});
+    Var i = MakeVar("i"), j = MakeVar("j");
+    Stmt store = MakeStore(C, {AsExpr(j), AsExpr(i)}, MakeLoad(A, {AsExpr(i), AsExpr(j)}) * MakeFloat(2.0));
+    if (n < lanes) store = MakeIfThenElse(AsExpr(j) < MakeInt(n), store);
+    LoweredFunc f{"transpose", {A, C},
+                  MakeFor(i, 0, m, ForKind::kSerial, MakeFor(j, 0, lanes, ForKind::kVectorized, store))};
+    std::string ir = Ir(f, false);
+    int scalar_stores = 0;
+    for (size_t at = ir.find("store float"); at != std::string::npos; at = ir.find("store float", at + 1)) ++scalar_stores;
+    if (n == lanes) {
+      EXPECT_THAT(ir, Not(HasSubstr("llvm.masked.scatter"))) << ir;
+      EXPECT_EQ(scalar_stores, lanes) << ir;
+    } else {
+      EXPECT_THAT(ir, HasSubstr("llvm.masked.scatter")) << ir;
+      EXPECT_EQ(scalar_stores, 0) << ir;
+    }
+    ExpectMatchesInterpreter(f);
+  }
+}
+
 // An imperfect split: for io, for ii (vectorized 8): if (io * 8 + ii < 37) C[...] = A[...] * 2,
 // with the outer loop parallel.
 LoweredFunc ImperfectSplit(ForKind outer, ForKind inner) {

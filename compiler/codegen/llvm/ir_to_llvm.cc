@@ -851,7 +851,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       }
       return;
     }
-    if (plan.kind == AccessKind::kLaneStores) {
+    if (kind == AccessKind::kLaneStores) {
       llvm::Value* first = b_.CreateInBoundsGEP(element, base, EmitAtFirstLane(offset));
       for (unsigned lane = 0; lane < vector_->lanes; ++lane) {
         b_.CreateAlignedStore(b_.CreateExtractElement(value, uint64_t(lane)),

@@ -1,6 +1,9 @@
 #include "compiler/lower/loop_unswitch.h"
 
+#include <algorithm>
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/ir_mutator.h"
@@ -98,10 +101,8 @@ std::optional<Expr> HoldsThroughout(const Expr& guard, const VarBounds& vary, co
   return ir::Simplify(ir::MakeBinary(strict ? BinaryOp::kLT : BinaryOp::kLE, worst, zero), all);
 }
 
-// Whether `e` reads only the variables of `bounds` (no loads, no calls) and wraps around in one
-// of them (a floormod or division of a fused tile index): a guard no loop over those variables
-// can unswitch, since it is no monotone comparison of them.
-bool WrapsAroundOuterVariables(const Expr& e, const VarBounds& bounds) {
+// Whether `e` reads only the variables of `bounds`: no loads, no calls.
+bool ReadsOnly(const Expr& e, const VarBounds& bounds) {
   struct Reads : ir::IRVisitor {
     const VarBounds* bounds;
     bool only_bounded = true;
@@ -111,20 +112,17 @@ bool WrapsAroundOuterVariables(const Expr& e, const VarBounds& bounds) {
   } reads;
   reads.bounds = &bounds;
   reads.Visit(e);
-  if (!reads.only_bounded) return false;
-  MonotoneIndex monotone(bounds);
-  monotone.Visit(e);
-  return !monotone.ok;
+  return reads.only_bounded;
 }
 
 // Replaces the given guard conjuncts (and their structural copies: the guard of an init and
-// that of its update are built apart) with true.
-class GuardRemover : public ir::IRMutator {
+// that of its update are built apart) with `value`.
+class GuardReplacer : public ir::IRMutator {
  public:
-  explicit GuardRemover(const std::vector<Expr>& guards) : guards_(guards) {}
+  GuardReplacer(const std::vector<Expr>& guards, bool value) : guards_(guards), value_(value) {}
   Expr Mutate(const Expr& e) override {
     for (const Expr& g : guards_) {
-      if (ir::StructurallyEqual(g, e)) return ir::MakeBool(true);
+      if (ir::StructurallyEqual(g, e)) return ir::MakeBool(value_);
     }
     return IRMutator::Mutate(e);
   }
@@ -132,11 +130,92 @@ class GuardRemover : public ir::IRMutator {
 
  private:
   const std::vector<Expr>& guards_;
+  bool value_;
 };
+
+// The variables `e` reads.
+std::vector<const ir::VarNode*> VariablesOf(const Expr& e) {
+  struct Collector : ir::IRVisitor {
+    std::vector<const ir::VarNode*> vars;
+    void VisitVar(const ir::VarNode* op) override {
+      if (std::find(vars.begin(), vars.end(), op) == vars.end()) vars.push_back(op);
+    }
+  } collector;
+  collector.Visit(e);
+  return collector.vars;
+}
+
+// The stores in `s`: the measure of code a copy adds.
+int64_t StoresIn(const Stmt& s) {
+  struct Counter : ir::IRVisitor {
+    using IRVisitor::Visit;
+    int64_t stores = 0;
+    void VisitStore(const ir::Store* op) override {
+      ++stores;
+      IRVisitor::VisitStore(op);
+    }
+  } counter;
+  counter.Visit(s);
+  return counter.stores;
+}
+
+// The values `conditions` take together, one vector per value of the variables they read
+// within `bounds`; nullopt where that cannot be told (a variable without bounds, too many values
+// to try, a condition that does not fold).
+std::optional<std::vector<std::vector<bool>>> Outcomes(const std::vector<Expr>& conditions, const VarBounds& bounds) {
+  constexpr int64_t kMaxValues = 1024;
+  std::vector<const ir::VarNode*> vars;
+  for (const Expr& cond : conditions) {
+    for (const ir::VarNode* var : VariablesOf(cond)) {
+      if (std::find(vars.begin(), vars.end(), var) == vars.end()) vars.push_back(var);
+    }
+  }
+  int64_t count = 1;
+  for (const ir::VarNode* var : vars) {
+    auto range = bounds.find(var);
+    if (range == bounds.end()) return std::nullopt;
+    count *= range->second.hi - range->second.lo + 1;
+    if (count > kMaxValues) return std::nullopt;
+  }
+  std::vector<std::vector<bool>> outcomes;
+  for (int64_t n = 0; n < count; ++n) {
+    ir::VarMap values;
+    int64_t rest = n;
+    for (const ir::VarNode* var : vars) {
+      const Interval& range = bounds.at(var);
+      const int64_t extent = range.hi - range.lo + 1;
+      values[var] = ir::MakeInt(range.lo + rest % extent, var->type);
+      rest /= extent;
+    }
+    std::vector<bool> outcome;
+    for (const Expr& cond : conditions) {
+      const int64_t* folded = ir::AsConstInt(ir::Simplify(ir::Substitute(cond, values)));
+      if (folded == nullptr) return std::nullopt;
+      outcome.push_back(*folded != 0);
+    }
+    outcomes.push_back(std::move(outcome));
+  }
+  return outcomes;
+}
+
+// Whether some values of the variables within `bounds` make every condition take its value;
+// true where that cannot be told.
+bool Satisfiable(const std::vector<std::pair<Expr, bool>>& conditions, const VarBounds& bounds) {
+  std::vector<Expr> exprs;
+  for (const auto& [cond, value] : conditions) exprs.push_back(cond);
+  std::optional<std::vector<std::vector<bool>>> outcomes = Outcomes(exprs, bounds);
+  if (!outcomes) return true;
+  for (const std::vector<bool>& outcome : *outcomes) {
+    bool all = true;
+    for (size_t c = 0; c < conditions.size(); ++c) all &= outcome[c] == conditions[c].second;
+    if (all) return true;
+  }
+  return false;
+}
 
 class Unswitcher : public ir::IRMutator {
  public:
-  explicit Unswitcher(int budget) : budget_(budget) {}
+  Unswitcher(int budget, int64_t store_budget) : budget_(budget), store_budget_(store_budget) {}
   using IRMutator::Mutate;
 
  protected:
@@ -179,24 +258,123 @@ class Unswitcher : public ir::IRMutator {
     Expr all_hold = tests[0];
     for (size_t i = 1; i < tests.size(); ++i) all_hold = all_hold && tests[i];
     for (const Expr& t : failed_) {
-      if (ir::StructurallyEqual(t, all_hold)) return Descend(op, self, range);
+      if (ir::StructurallyEqual(t, all_hold)) return SplitOnConstantGuard(op, self, *range, guards);
+    }
+    // On an edge tile's path, guards of the tile's index alone are decided one by one: a test
+    // of them all would copy the loop for a case the splits cover anyway.
+    if (!facts_.empty() && std::all_of(hoisted.begin(), hoisted.end(), [&](const Expr& g) {
+          return ConstantGuard(*op, *range, guards, g);
+        })) {
+      return SplitOnConstantGuard(op, self, *range, guards);
     }
     --budget_;
-    Stmt fast = ir::MakeFor(op->var, op->min, op->extent, op->kind, GuardRemover(hoisted).Mutate(op->body),
-                            op->thread_tag, op->auto_unroll_max_step, op->prefetch_ahead);
+    Stmt fast = WithGuards(*op, hoisted, true);
+    facts_.push_back({all_hold, true});
     fast = Descend(fast.as<ir::For>(), fast, range);
+    facts_.back().second = false;
     // On the other path the test (all of it) is known to fail: a deeper loop need not make
     // the same test again.
     failed_.push_back(all_hold);
-    Stmt slow = Descend(op, self, range);
+    Stmt slow = SplitOnConstantGuard(op, self, *range, guards);
     failed_.pop_back();
+    facts_.pop_back();
     return ir::MakeIfThenElse(all_hold, fast, slow);
   }
 
  private:
+  // Where a tile's combined test fails (an edge tile), the guards of the tile's index alone (is
+  // it in the top row of tiles?) are decided one at a time: the loop is copied with the first
+  // folded either way, then each copy again, skipping the cases no tile is in (the top and the
+  // bottom row at once). Each kind of edge tile gets its own copy, where its taps on the
+  // padding fold away and its hot loops keep no select. Copies add code the build pays for
+  // (superlinearly), so a loop is split for every kind of edge or not at all: when its copies
+  // would exceed the budget, the loop is rebuilt as it is (its edge tiles keep their selects).
+  Stmt SplitOnConstantGuard(const ir::For* op, const Stmt& self, Interval range, const std::vector<Guard>& guards) {
+    if (!specializing_) {
+      const int64_t copies = EdgeKinds(*op, range, guards) - 1;
+      const int64_t stores = copies * StoresIn(op->body);
+      if (copies <= 0 || copies > budget_ || stores > store_budget_) return Descend(op, self, range);
+      budget_ -= int(copies);
+      store_budget_ -= stores;
+      specializing_ = true;
+      Stmt split = SplitOnConstantGuard(op, self, range, guards);
+      specializing_ = false;
+      return split;
+    }
+    for (const Guard& guard : guards) {
+      if (!ConstantGuard(*op, range, guards, guard.cond)) continue;
+      const std::vector<Expr> decided = {guard.cond};
+      const bool can_hold = Possible(guard.cond, true);
+      const bool can_fail = Possible(guard.cond, false);
+      if (!can_hold || !can_fail) return Mutate(WithGuards(*op, decided, can_hold));
+      facts_.push_back({guard.cond, true});
+      Stmt holds = Mutate(WithGuards(*op, decided, true));
+      facts_.back().second = false;
+      Stmt fails = Mutate(WithGuards(*op, decided, false));
+      facts_.pop_back();
+      return ir::MakeIfThenElse(guard.cond, holds, fails);
+    }
+    return Descend(op, self, range);
+  }
+
+  // How many ways the guards of the tile index alone in `loop`'s body are decided together on
+  // this path: the copies a split for every kind of edge makes (counted by trying every value
+  // of the outer variables; 2^guards where that cannot be done).
+  int64_t EdgeKinds(const ir::For& loop, Interval range, const std::vector<Guard>& guards) const {
+    std::vector<Expr> constant;
+    for (const Guard& guard : guards) {
+      bool seen = false;
+      for (const Expr& c : constant) seen |= ir::StructurallyEqual(c, guard.cond);
+      if (!seen && ConstantGuard(loop, range, guards, guard.cond)) constant.push_back(guard.cond);
+    }
+    std::vector<Expr> conditions;
+    for (const auto& [cond, value] : facts_) conditions.push_back(cond);
+    conditions.insert(conditions.end(), constant.begin(), constant.end());
+    std::optional<std::vector<std::vector<bool>>> outcomes = Outcomes(conditions, outer_);
+    if (!outcomes) return int64_t{1} << std::min<size_t>(constant.size(), 30);
+    std::set<std::vector<bool>> kinds;
+    for (const std::vector<bool>& outcome : *outcomes) {
+      bool on_path = true;
+      for (size_t f = 0; f < facts_.size(); ++f) on_path &= outcome[f] == facts_[f].second;
+      if (on_path) kinds.insert(std::vector<bool>(outcome.begin() + long(facts_.size()), outcome.end()));
+    }
+    return int64_t(kinds.size());
+  }
+
+  // Whether `cond` can take `value` on this path, given what the enclosing tests decided.
+  bool Possible(const Expr& cond, bool value) const {
+    std::vector<std::pair<Expr, bool>> conditions = facts_;
+    conditions.push_back({cond, value});
+    return Satisfiable(conditions, outer_);
+  }
+
+  // Whether every place of guard `cond` is a test of the outer variables alone (a floormod of a
+  // fused tile index, or a row of tiles an outer loop left whole): constant through `loop`.
+  bool ConstantGuard(const ir::For& loop, Interval range, const std::vector<Guard>& guards, const Expr& cond) const {
+    bool found = false;
+    for (const Guard& place : guards) {
+      if (!ir::StructurallyEqual(place.cond, cond)) continue;
+      found = true;
+      VarBounds vary = place.inner;
+      vary[loop.var.get()] = range;
+      for (const auto& [var, r] : vary) {
+        if (ir::UsesVar(place.cond, var)) return false;
+      }
+      // (A guard already folded to a constant reads no variable: nothing is left to decide.)
+      if (VariablesOf(place.cond).empty() || !ReadsOnly(place.cond, outer_)) return false;
+    }
+    return found;
+  }
+
+  // `loop` with the given guards replaced by `value`.
+  static Stmt WithGuards(const ir::For& loop, const std::vector<Expr>& guards, bool value) {
+    return ir::MakeFor(loop.var, loop.min, loop.extent, loop.kind, GuardReplacer(guards, value).Mutate(loop.body),
+                       loop.thread_tag, loop.auto_unroll_max_step, loop.prefetch_ahead);
+  }
+
   // The test of the outer variables under which `place` holds for every iteration of `loop`
-  // and of the loops between them; nullopt where there is none (a guard of outer variables
-  // only is an outer loop's business; a test known to fail on this path is no use).
+  // and of the loops between them; nullopt where there is none (a test known to fail on this
+  // path is no use).
   std::optional<Expr> TestFor(const ir::For& loop, Interval range, const Guard& place) const {
     VarBounds vary = place.inner;
     vary[loop.var.get()] = range;
@@ -207,9 +385,11 @@ class Unswitcher : public ir::IRMutator {
     std::optional<Expr> test;
     if (varies) {
       test = HoldsThroughout(place.cond, vary, all);
-    } else if (WrapsAroundOuterVariables(place.cond, outer_)) {
+    } else if (ConstantGuard(loop, range, {place}, place.cond)) {
       // Constant through this loop: it is its own test. A padded split of a split leaves such
-      // a guard on the last vectors of a tile (`floormod(fused, 6) * 3 + 2 < 17`).
+      // a guard on the last vectors of a tile (`floormod(fused, 6) * 3 + 2 < 17`), and a
+      // padded convolution one per side of its tiles, which the partitioning of the fused
+      // loop of tiles leaves to this pass (more cuts than it makes).
       test = ir::Simplify(place.cond, all);
     }
     if (!test) return std::nullopt;
@@ -228,14 +408,17 @@ class Unswitcher : public ir::IRMutator {
   }
 
   int budget_;
+  int64_t store_budget_;  // stores the splits of edge tiles may still add
+  bool specializing_ = false;  // inside a split for every kind of edge, paid for up front
   VarBounds outer_;
   std::vector<Expr> failed_;  // tests that fail on the path being rebuilt
+  std::vector<std::pair<Expr, bool>> facts_;  // the tests deciding the path, with their outcome
 };
 
 }  // namespace
 
-ir::Stmt UnswitchGuards(const ir::Stmt& body, int max_copies) {
-  Unswitcher unswitcher(max_copies);
+ir::Stmt UnswitchGuards(const ir::Stmt& body, int max_copies, int64_t max_edge_stores) {
+  Unswitcher unswitcher(max_copies, max_edge_stores);
   return unswitcher.Mutate(body);
 }
 

@@ -11,6 +11,9 @@
 #include "compiler/ir/ir_printer.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/interpreter.h"
+#include "compiler/ir/simplify.h"
+#include "compiler/lower/loop_partition.h"
+#include "compiler/lower/loop_unswitch.h"
 #include "compiler/lower/lower.h"
 #include "compiler/schedule/schedule.h"
 
@@ -177,6 +180,66 @@ TEST(LoopPartition, APaddedConvolutionsBorderDoesNoMultiplyAddsOnItsPadding) {
   ASSERT_TRUE(func.ok()) << func.status().message();
   EXPECT_EQ(ZeroProducts(func->body), 0) << ir::ToString(func->body);
   EXPECT_GE(Count(func->body, "conv").stores, 2) << ir::ToString(func->body);
+  ExpectComputes(*func, *conv);
+}
+
+// Selects left in a program (padding reads not decided by partitioning or unswitching).
+int Selects(const ir::Stmt& s) {
+  struct Finder : ir::IRVisitor {
+    using IRVisitor::Visit;
+    int found = 0;
+    void VisitSelect(const ir::Select* op) override {
+      ++found;
+      IRVisitor::VisitSelect(op);
+    }
+  } finder;
+  finder.Visit(s);
+  return finder.found;
+}
+
+// A 12 x 12 padded convolution in tiles of 4 x 4 outputs under one fused parallel loop.
+Schedule ConvolutionInFusedTiles(const std::shared_ptr<const ir::Workload>& conv) {
+  Schedule sch(conv, 1);
+  EXPECT_TRUE(sch.ComputeInline(*sch.GetBlock("pad")).ok());
+  BlockRV block = *sch.GetBlock("conv");
+  std::vector<LoopRV> loops = *sch.GetLoops(block);  // n f h w rc rh rw
+  auto rows = *sch.Split(loops[2], {Factor{}, Factor{int64_t(4)}});
+  auto columns = *sch.Split(loops[3], {Factor{}, Factor{int64_t(4)}});
+  EXPECT_TRUE(sch.Reorder({rows[0], columns[0], loops[0], loops[1], loops[4], loops[5], loops[6], rows[1], columns[1]}).ok());
+  auto fused = sch.Fuse({rows[0], columns[0]});
+  EXPECT_TRUE(fused.ok()) << fused.status().message();
+  EXPECT_TRUE(sch.Parallel(*fused).ok());
+  return sch;
+}
+
+TEST(LoopUnswitch, EachKindOfEdgeTileOfAPaddedConvolutionGetsACopyWithoutSelects) {
+  // Whether a tile touches the top, the bottom, the left or the right padding is a test of the
+  // fused index, which partitioning leaves whole (more cuts than it makes). The interior tiles
+  // take one test; the edge tiles are told apart guard by guard, so each kind of edge (a side,
+  // a corner) runs a copy that reads no padding select and does no multiply-add on a zero.
+  auto conv = Spec("conv2d_nchw(N=1,C=2,H=12,W=12,F=2,R=3,S=3,pad=1)");
+  Schedule sch = ConvolutionInFusedTiles(conv);
+  auto func = Lower(sch);
+  ASSERT_TRUE(func.ok()) << func.status().message();
+  EXPECT_EQ(Selects(func->body), 0) << ir::ToString(func->body);
+  EXPECT_EQ(ZeroProducts(func->body), 0) << ir::ToString(func->body);
+  EXPECT_GE(FindGuardFree(func->body, "conv").paths, 1) << ir::ToString(func->body);
+  ExpectComputes(*func, *conv);
+}
+
+TEST(LoopUnswitch, EdgeTilesKeepTheirSelectsWhereTheirCopiesExceedTheBudget) {
+  // The same program unswitched with no budget for edge copies: the interior tiles still run
+  // guard-free, the edge tiles share one copy that keeps its padding selects.
+  auto conv = Spec("conv2d_nchw(N=1,C=2,H=12,W=12,F=2,R=3,S=3,pad=1)");
+  Schedule sch = ConvolutionInFusedTiles(conv);
+  auto func = Lower(sch, "kernel", {.hoist_guards = false});
+  ASSERT_TRUE(func.ok()) << func.status().message();
+  ir::Stmt partitioned = ir::Simplify(PartitionLoops(func->body));
+  ir::Stmt unbudgeted = ir::Simplify(UnswitchGuards(partitioned, 16, 0));
+  EXPECT_GE(Selects(unbudgeted), 1) << ir::ToString(unbudgeted);
+  EXPECT_GE(FindGuardFree(unbudgeted, "conv").paths, 1) << ir::ToString(unbudgeted);
+  EXPECT_EQ(Selects(ir::Simplify(UnswitchGuards(partitioned))), 0);
+  func->body = unbudgeted;
   ExpectComputes(*func, *conv);
 }
 

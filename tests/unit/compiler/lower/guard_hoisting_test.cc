@@ -31,13 +31,15 @@ std::shared_ptr<const ir::Workload> Spec(const std::string& spec) {
   return std::make_shared<const ir::Workload>(std::move(w).value());
 }
 
-// What a statement holds: stores to `buffer`, and guards (ifs, selects of an index condition).
+// What a statement holds: stores to `buffer`, and guards (ifs, selects of an index condition),
+// the selects among them counted apart too.
 struct Census : ir::IRVisitor {
   explicit Census(std::string b) : buffer(std::move(b)) {}
   using IRVisitor::Visit;
   std::string buffer;
   int stores = 0;
   int guards = 0;
+  int selects = 0;
   void VisitStore(const ir::Store* op) override {
     stores += op->buffer->name == buffer;
     IRVisitor::VisitStore(op);
@@ -48,6 +50,7 @@ struct Census : ir::IRVisitor {
   }
   void VisitSelect(const ir::Select* op) override {
     ++guards;
+    ++selects;
     IRVisitor::VisitSelect(op);
   }
 };
@@ -184,18 +187,7 @@ TEST(LoopPartition, APaddedConvolutionsBorderDoesNoMultiplyAddsOnItsPadding) {
 }
 
 // Selects left in a program (padding reads not decided by partitioning or unswitching).
-int Selects(const ir::Stmt& s) {
-  struct Finder : ir::IRVisitor {
-    using IRVisitor::Visit;
-    int found = 0;
-    void VisitSelect(const ir::Select* op) override {
-      ++found;
-      IRVisitor::VisitSelect(op);
-    }
-  } finder;
-  finder.Visit(s);
-  return finder.found;
-}
+int Selects(const ir::Stmt& s) { return Count(s, "").selects; }
 
 // A 12 x 12 padded convolution in tiles of 4 x 4 outputs under one fused parallel loop.
 Schedule ConvolutionInFusedTiles(const std::shared_ptr<const ir::Workload>& conv) {

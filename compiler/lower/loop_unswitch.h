@@ -23,7 +23,7 @@ namespace tuned::lower {
 /// those that read only the enclosing loops' variables.
 /// `max_copies` bounds how many loops the pass may copy; the copies for edge tiles add at most
 /// `max_edge_stores` stores (statements, a loop's counted once): the budget that keeps the
-/// build of a 3x3 convolution's kernel within about 3x (each of its eight kinds of edge tile
+/// build of a 3x3 convolution's kernel within about 2.5x (each of its eight kinds of edge tile
 /// copies the whole reduction nest, and LLVM's time grows faster than the code).
 ir::Stmt UnswitchGuards(const ir::Stmt& body, int max_copies = 16, int64_t max_edge_stores = 256);
 

@@ -174,7 +174,9 @@ std::optional<std::vector<std::vector<bool>>> Outcomes(const std::vector<Expr>& 
   for (const ir::VarNode* var : vars) {
     auto range = bounds.find(var);
     if (range == bounds.end()) return std::nullopt;
-    count *= range->second.hi - range->second.lo + 1;
+    const int64_t extent = range->second.hi - range->second.lo + 1;
+    if (extent > kMaxValues) return std::nullopt;
+    count *= extent;
     if (count > kMaxValues) return std::nullopt;
   }
   std::vector<std::vector<bool>> outcomes;
@@ -189,7 +191,8 @@ std::optional<std::vector<std::vector<bool>>> Outcomes(const std::vector<Expr>& 
     }
     std::vector<bool> outcome;
     for (const Expr& cond : conditions) {
-      const int64_t* folded = ir::AsConstInt(ir::Simplify(ir::Substitute(cond, values)));
+      const Expr value = ir::Simplify(ir::Substitute(cond, values));  // owns what `folded` points to
+      const int64_t* folded = ir::AsConstInt(value);
       if (folded == nullptr) return std::nullopt;
       outcome.push_back(*folded != 0);
     }

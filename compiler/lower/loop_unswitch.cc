@@ -133,15 +133,15 @@ class GuardReplacer : public ir::IRMutator {
   bool value_;
 };
 
-// The variables `e` reads.
-std::vector<const ir::VarNode*> VariablesOf(const Expr& e) {
+// The variables `exprs` read, each once.
+std::vector<const ir::VarNode*> VariablesOf(const std::vector<Expr>& exprs) {
   struct Collector : ir::IRVisitor {
     std::vector<const ir::VarNode*> vars;
     void VisitVar(const ir::VarNode* op) override {
       if (std::find(vars.begin(), vars.end(), op) == vars.end()) vars.push_back(op);
     }
   } collector;
-  collector.Visit(e);
+  for (const Expr& e : exprs) collector.Visit(e);
   return collector.vars;
 }
 
@@ -164,12 +164,7 @@ int64_t StoresIn(const Stmt& s) {
 // to try, a condition that does not fold).
 std::optional<std::vector<std::vector<bool>>> Outcomes(const std::vector<Expr>& conditions, const VarBounds& bounds) {
   constexpr int64_t kMaxValues = 1024;
-  std::vector<const ir::VarNode*> vars;
-  for (const Expr& cond : conditions) {
-    for (const ir::VarNode* var : VariablesOf(cond)) {
-      if (std::find(vars.begin(), vars.end(), var) == vars.end()) vars.push_back(var);
-    }
-  }
+  const std::vector<const ir::VarNode*> vars = VariablesOf(conditions);
   int64_t count = 1;
   for (const ir::VarNode* var : vars) {
     auto range = bounds.find(var);
@@ -364,7 +359,7 @@ class Unswitcher : public ir::IRMutator {
         if (ir::UsesVar(place.cond, var)) return false;
       }
       // (A guard already folded to a constant reads no variable: nothing is left to decide.)
-      if (VariablesOf(place.cond).empty() || !ReadsOnly(place.cond, outer_)) return false;
+      if (VariablesOf({place.cond}).empty() || !ReadsOnly(place.cond, outer_)) return false;
     }
     return found;
   }

@@ -196,21 +196,6 @@ std::optional<std::vector<std::vector<bool>>> Outcomes(const std::vector<Expr>& 
   return outcomes;
 }
 
-// Whether some values of the variables within `bounds` make every condition take its value;
-// true where that cannot be told.
-bool Satisfiable(const std::vector<std::pair<Expr, bool>>& conditions, const VarBounds& bounds) {
-  std::vector<Expr> exprs;
-  for (const auto& [cond, value] : conditions) exprs.push_back(cond);
-  std::optional<std::vector<std::vector<bool>>> outcomes = Outcomes(exprs, bounds);
-  if (!outcomes) return true;
-  for (const std::vector<bool>& outcome : *outcomes) {
-    bool all = true;
-    for (size_t c = 0; c < conditions.size(); ++c) all &= outcome[c] == conditions[c].second;
-    if (all) return true;
-  }
-  return false;
-}
-
 class Unswitcher : public ir::IRMutator {
  public:
   Unswitcher(int budget, int64_t store_budget) : budget_(budget), store_budget_(store_budget) {}
@@ -255,9 +240,7 @@ class Unswitcher : public ir::IRMutator {
     if (tests.empty()) return Descend(op, self, range);
     Expr all_hold = tests[0];
     for (size_t i = 1; i < tests.size(); ++i) all_hold = all_hold && tests[i];
-    for (const Expr& t : failed_) {
-      if (ir::StructurallyEqual(t, all_hold)) return SplitOnConstantGuard(op, self, *range, guards);
-    }
+    if (KnownToFail(all_hold)) return SplitOnConstantGuard(op, self, *range, guards);
     // On an edge tile's path, guards of the tile's index alone are decided one by one: a test
     // of them all would copy the loop for a case the splits cover anyway.
     if (!facts_.empty() && std::all_of(hoisted.begin(), hoisted.end(), [&](const Expr& g) {
@@ -272,9 +255,7 @@ class Unswitcher : public ir::IRMutator {
     facts_.back().second = false;
     // On the other path the test (all of it) is known to fail: a deeper loop need not make
     // the same test again.
-    failed_.push_back(all_hold);
     Stmt slow = SplitOnConstantGuard(op, self, *range, guards);
-    failed_.pop_back();
     facts_.pop_back();
     return ir::MakeIfThenElse(all_hold, fast, slow);
   }
@@ -302,8 +283,12 @@ class Unswitcher : public ir::IRMutator {
     for (const Guard& guard : guards) {
       if (!ConstantGuard(*op, range, guards, guard.cond)) continue;
       const std::vector<Expr> decided = {guard.cond};
-      const bool can_hold = Possible(guard.cond, true);
-      const bool can_fail = Possible(guard.cond, false);
+      std::optional<std::vector<std::vector<bool>>> values = OutcomesOnPath(decided);
+      bool can_hold = !values, can_fail = !values;
+      for (const std::vector<bool>& value : values ? *values : std::vector<std::vector<bool>>{}) {
+        can_hold |= value[0];
+        can_fail |= !value[0];
+      }
       if (!can_hold || !can_fail) return Mutate(WithGuards(*op, decided, can_hold));
       facts_.push_back({guard.cond, true});
       Stmt holds = Mutate(WithGuards(*op, decided, true));
@@ -325,25 +310,35 @@ class Unswitcher : public ir::IRMutator {
       for (const Expr& c : constant) seen |= ir::StructurallyEqual(c, guard.cond);
       if (!seen && ConstantGuard(loop, range, guards, guard.cond)) constant.push_back(guard.cond);
     }
-    std::vector<Expr> conditions;
-    for (const auto& [cond, value] : facts_) conditions.push_back(cond);
-    conditions.insert(conditions.end(), constant.begin(), constant.end());
-    std::optional<std::vector<std::vector<bool>>> outcomes = Outcomes(conditions, outer_);
+    std::optional<std::vector<std::vector<bool>>> outcomes = OutcomesOnPath(constant);
     if (!outcomes) return int64_t{1} << std::min<size_t>(constant.size(), 30);
-    std::set<std::vector<bool>> kinds;
-    for (const std::vector<bool>& outcome : *outcomes) {
-      bool on_path = true;
-      for (size_t f = 0; f < facts_.size(); ++f) on_path &= outcome[f] == facts_[f].second;
-      if (on_path) kinds.insert(std::vector<bool>(outcome.begin() + long(facts_.size()), outcome.end()));
-    }
+    const std::set<std::vector<bool>> kinds(outcomes->begin(), outcomes->end());
     return int64_t(kinds.size());
   }
 
-  // Whether `cond` can take `value` on this path, given what the enclosing tests decided.
-  bool Possible(const Expr& cond, bool value) const {
-    std::vector<std::pair<Expr, bool>> conditions = facts_;
-    conditions.push_back({cond, value});
-    return Satisfiable(conditions, outer_);
+  // The values `conditions` take together at the values of the outer variables that this path
+  // admits (where the enclosing tests decide as they did); nullopt where that cannot be told.
+  std::optional<std::vector<std::vector<bool>>> OutcomesOnPath(const std::vector<Expr>& conditions) const {
+    std::vector<Expr> all;
+    for (const auto& [cond, value] : facts_) all.push_back(cond);
+    all.insert(all.end(), conditions.begin(), conditions.end());
+    std::optional<std::vector<std::vector<bool>>> outcomes = Outcomes(all, outer_);
+    if (!outcomes) return std::nullopt;
+    std::vector<std::vector<bool>> on_path;
+    for (const std::vector<bool>& outcome : *outcomes) {
+      bool admitted = true;
+      for (size_t f = 0; f < facts_.size(); ++f) admitted &= outcome[f] == facts_[f].second;
+      if (admitted) on_path.emplace_back(outcome.begin() + long(facts_.size()), outcome.end());
+    }
+    return on_path;
+  }
+
+  // Whether `test` is known to fail on this path (a deeper loop need not make it again).
+  bool KnownToFail(const Expr& test) const {
+    for (const auto& [cond, value] : facts_) {
+      if (!value && ir::StructurallyEqual(cond, test)) return true;
+    }
+    return false;
   }
 
   // Whether every place of guard `cond` is a test of the outer variables alone (a floormod of a
@@ -390,10 +385,7 @@ class Unswitcher : public ir::IRMutator {
       // loop of tiles leaves to this pass (more cuts than it makes).
       test = ir::Simplify(place.cond, all);
     }
-    if (!test) return std::nullopt;
-    for (const Expr& t : failed_) {
-      if (ir::StructurallyEqual(t, *test)) return std::nullopt;
-    }
+    if (!test || KnownToFail(*test)) return std::nullopt;
     return test;
   }
 
@@ -409,7 +401,6 @@ class Unswitcher : public ir::IRMutator {
   int64_t store_budget_;  // stores the splits of edge tiles may still add
   bool specializing_ = false;  // inside a split for every kind of edge, paid for up front
   VarBounds outer_;
-  std::vector<Expr> failed_;  // tests that fail on the path being rebuilt
   std::vector<std::pair<Expr, bool>> facts_;  // the tests deciding the path, with their outcome
 };
 

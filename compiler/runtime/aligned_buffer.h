@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 
 namespace tuned::runtime {
 
@@ -60,6 +63,17 @@ struct AlignedAllocator {
   AlignedAllocator(const AlignedAllocator<U>&) {}
   T* allocate(size_t n) { return static_cast<T*>(AllocateAligned(n * sizeof(T))); }
   void deallocate(T* p, size_t) { std::free(p); }
+  // A vector sized by a count leaves its elements uninitialised, as an inference engine's arena
+  // leaves a kernel's output: the kernel writes every element, and zeroing first both costs a pass
+  // over the tensor and leaves it dirty in the calling core's cache for the kernel's other threads.
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   friend bool operator==(const AlignedAllocator&, const AlignedAllocator&) { return true; }
   friend bool operator!=(const AlignedAllocator&, const AlignedAllocator&) { return false; }
 };

@@ -7,15 +7,16 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "compiler/runtime/parallel.h"
 
 namespace tuned::runtime {
 namespace {
 
-// The AnonHugePages of the mapping of /proc/self/smaps that holds `address`, in KiB; -1 when no
-// mapping holds it.
-int64_t AnonHugePagesKiB(const void* address) {
+// A field ("Rss:", "AnonHugePages:") of the mapping of /proc/self/smaps that holds `address`, in
+// KiB; -1 when no mapping holds it.
+int64_t SmapsKiB(const void* address, const std::string& field) {
   std::ifstream smaps("/proc/self/smaps");
   const auto target = reinterpret_cast<uintptr_t>(address);
   bool inside = false;
@@ -28,7 +29,7 @@ int64_t AnonHugePagesKiB(const void* address) {
       inside = begin <= target && target < end;
       continue;
     }
-    if (inside && line.rfind("AnonHugePages:", 0) == 0) return std::stoll(line.substr(14));
+    if (inside && line.rfind(field, 0) == 0) return std::stoll(line.substr(field.size()));
   }
   return -1;
 }
@@ -57,8 +58,23 @@ TEST(AlignedBuffer, LargeBuffersLieOnHugePages) {
     GTEST_SKIP() << "transparent huge pages are off on this host (" << mode << ")";
   }
   // Four whole huge pages at least: the kernel may still refuse one when memory is fragmented.
-  EXPECT_GE(AnonHugePagesKiB(buffer.data()), int64_t(kHugePageBytes >> 10))
+  EXPECT_GE(SmapsKiB(buffer.data(), "AnonHugePages:"), int64_t(kHugePageBytes >> 10))
       << "a " << bytes << "-byte buffer got no huge page (THP mode: " << mode << ")";
+}
+
+// A kernel writes every element of its output, so a vector sized for one is not zeroed first: the
+// pass would cost time and leave the tensor dirty in the allocating core's cache.
+TEST(AlignedAllocator, AVectorSizedByACountLeavesItsPagesUntouched) {
+  const size_t elements = 64 * kHugePageBytes / sizeof(float);
+  std::vector<float, AlignedAllocator<float>> output(elements);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(output.data()) % kBufferAlignment, 0u);
+  const int64_t resident = SmapsKiB(output.data(), "Rss:");
+  ASSERT_GE(resident, 0) << "no mapping holds the vector's elements";
+  EXPECT_LT(resident, int64_t(elements * sizeof(float) >> 10) / 4)
+      << "the vector's elements were written when it was sized";
+  // An explicit value still initialises every element.
+  std::vector<float, AlignedAllocator<float>> zeros(1000, 0.0f);
+  for (size_t i = 0; i < zeros.size(); ++i) ASSERT_EQ(zeros[i], 0.0f) << "element " << i;
 }
 
 }  // namespace

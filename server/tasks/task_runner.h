@@ -117,7 +117,7 @@ class TaskManager::Runner {
   bool final_ = false;     // The final state is decided (a cancel comes too late).
   bool finished_ = false;  // The final state is saved; the thread is ending.
   bool completed_ = false;  // The search and its final re-measure ran to their end.
-  std::map<std::string, Measured> search_jobs_;  // job id -> candidate, of SEARCH jobs
+  std::map<std::string, Measured> search_jobs_;  // job id -> candidate, of timed SEARCH jobs
   std::vector<std::string> drifted_jobs_;        // queued by QueueRemeasure
   std::thread thread_;
 };

@@ -121,6 +121,11 @@ class EchoWorker : public dispatch::WorkerConnection {
     calibration.set_median_seconds(seconds);
     ASSERT_TRUE(dispatcher_.HandleCalibration(session_, calibration).ok());
   }
+  // Answers every `n`-th job with a build timeout (0: none).
+  void TimeOutEveryNthBuild(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    time_out_every_ = n;
+  }
   // After its `results`-th result, waits `delay` and calibrates at `seconds`.
   void CalibrateAfter(int results, std::chrono::milliseconds delay, double seconds) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -137,17 +142,23 @@ class EchoWorker : public dispatch::WorkerConnection {
       if (stop_) return;
       v1::MeasureJob job = jobs_.front();
       jobs_.pop_front();
+      const bool time_out = time_out_every_ > 0 && ++answered_ % time_out_every_ == 0;
       lock.unlock();
       v1::MeasureResult result;
       result.set_job_id(job.job_id());
-      result.set_status(v1::MEASURE_STATUS_OK);
-      result.set_median_seconds(1e-3 + 1e-6 * double(job.trace().ByteSizeLong()));
-      result.set_build_seconds(2e-3 + 1e-9 * double(job.trace().ByteSizeLong()));
-      result.set_run_seconds(5e-3);
-      for (uint32_t i = 0; i < std::max(1u, job.config().repeat()); ++i) {
-        result.add_repeat_seconds(1e-3);
+      if (time_out) {
+        result.set_status(v1::MEASURE_STATUS_BUILD_TIMEOUT);
+        result.set_error("build still running after the build timeout");
+      } else {
+        result.set_status(v1::MEASURE_STATUS_OK);
+        result.set_median_seconds(1e-3 + 1e-6 * double(job.trace().ByteSizeLong()));
+        result.set_build_seconds(2e-3 + 1e-9 * double(job.trace().ByteSizeLong()));
+        result.set_run_seconds(5e-3);
+        for (uint32_t i = 0; i < std::max(1u, job.config().repeat()); ++i) {
+          result.add_repeat_seconds(1e-3);
+        }
+        if (job.config().repeat() <= 1) result.set_repeat_cv(search_cv_);
       }
-      if (job.config().repeat() <= 1) result.set_repeat_cv(search_cv_);
       dispatcher_.HandleResult(session_, result);
       lock.lock();
       if (++results_ == calibrate_after_) {
@@ -168,6 +179,8 @@ class EchoWorker : public dispatch::WorkerConnection {
   std::vector<v1::MeasureJob> received_;
   std::set<std::string> seen_;
   int results_ = 0;
+  int answered_ = 0;
+  int time_out_every_ = 0;
   int calibrate_after_ = 0;  // 0: no calibration from the worker's thread
   std::chrono::milliseconds calibrate_delay_{0};
   double calibrate_seconds_ = 0;
@@ -879,6 +892,36 @@ TEST_P(TaskManagerTest, ADriftInTheCalibrationAfterTheLastBatchStillRemeasuresIt
   // The task waited for that calibration and measured the drifted batch again.
   EXPECT_EQ(RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_REMEASURE).size(), 4u);
   EXPECT_EQ(RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_SEARCH).size(), 4u);
+}
+
+TEST_P(TaskManagerTest, ADriftRemeasuresOnlyTheBatchsTimedCandidates) {
+  TaskManager* sink = nullptr;
+  dispatch::DispatcherOptions dispatcher_options;
+  dispatcher_options.on_drift = [&sink](const dispatch::CalibrationEvent& event,
+                                        const std::vector<dispatch::CompletedJob>& batch) {
+    sink->RemeasureDrifted(event.worker_id, batch);
+  };
+  dispatch::Dispatcher dispatcher(dispatcher_options);
+  EchoWorker worker(dispatcher);
+  worker.TimeOutEveryNthBuild(2);  // half of the batch's builds time out
+  worker.Calibrate(1e-3);
+  worker.CalibrateAfter(4, std::chrono::milliseconds(300), 2e-3);
+  TaskManager manager(*database_, *database_, dispatcher, Options());
+  sink = &manager;
+  auto submitted = manager.Submit(Spec(4));
+  ASSERT_TRUE(submitted.ok());
+  ASSERT_EQ(WaitFinal(manager, submitted->task_id()).state(), v1::TASK_STATE_SUCCEEDED);
+  const std::vector<v1::TuningRecord> search = RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_SEARCH);
+  ASSERT_EQ(search.size(), 4u);
+  std::set<std::string> timed;
+  for (const v1::TuningRecord& record : search) {
+    if (record.result().status() == v1::MEASURE_STATUS_OK) timed.insert(db::TraceHash(record.trace()));
+  }
+  ASSERT_EQ(timed.size(), 2u);
+  // The drift re-measured the two timed candidates, not the two whose builds timed out.
+  const std::vector<v1::TuningRecord> remeasured = RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_REMEASURE);
+  ASSERT_EQ(remeasured.size(), 2u);
+  for (const v1::TuningRecord& record : remeasured) EXPECT_TRUE(timed.count(db::TraceHash(record.trace())));
 }
 
 TEST_P(TaskManagerTest, AFinishedTaskIgnoresADrift) {

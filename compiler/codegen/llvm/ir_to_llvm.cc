@@ -971,22 +971,35 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       return b_.CreateFMul(a, b_.CreateVectorSplat(VectorLanes(a), reciprocal));
     }
     MatchLanes(a, c);
+    if (t.is_float()) return EmitArithmetic(op->op, t, op->b, a, c);
+    // Integer arithmetic is numbered by value within a block: an unrolled tile repeats the
+    // index arithmetic of every access (a fused loop's floordiv and floormod in each of
+    // thousands of loads), and emitting each once per block cut a 7x7 stem's IR to a fraction,
+    // which LLVM's passes had spent seconds on.
+    const IntegerKey key{b_.GetInsertBlock(), op->op, a, c};
+    auto [it, inserted] = integer_values_.try_emplace(key, nullptr);
+    if (inserted) it->second = EmitArithmetic(op->op, t, op->b, a, c);
+    return it->second;
+  }
+
+  // The instructions of `op` on emitted operands (`divisor`: the IR of the right operand).
+  llvm::Value* EmitArithmetic(BinaryOp op, DataType t, const Expr& divisor, llvm::Value* a, llvm::Value* c) {
     const bool fp = t.is_float();
     const bool boolean = t.is_bool();
-    switch (op->op) {
+    switch (op) {
       case BinaryOp::kAdd: return fp ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
       case BinaryOp::kSub: return fp ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
       case BinaryOp::kMul: return fp ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
       case BinaryOp::kDiv: return fp ? b_.CreateFDiv(a, c) : b_.CreateSDiv(a, c);
       case BinaryOp::kFloorDiv:
         if (fp) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, c));
-        return IntFloorDivMod(op->b, a, c, /*mod=*/false);
+        return IntFloorDivMod(divisor, a, c, /*mod=*/false);
       case BinaryOp::kFloorMod:
         if (fp) {
           llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, c));
           return b_.CreateFSub(a, b_.CreateFMul(q, c));
         }
-        return IntFloorDivMod(op->b, a, c, /*mod=*/true);
+        return IntFloorDivMod(divisor, a, c, /*mod=*/true);
       // std::min(a, b) is (b < a) ? b : a and std::max(a, b) is (a < b) ? b : a.
       case BinaryOp::kMin:
         if (fp) return b_.CreateSelect(b_.CreateFCmpOLT(c, a), c, a);
@@ -1007,7 +1020,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
       case BinaryOp::kAnd:
       case BinaryOp::kOr: break;
     }
-    TUNED_UNREACHABLE("binary op " << BinaryOpSymbol(op->op));
+    TUNED_UNREACHABLE("binary op " << BinaryOpSymbol(op));
     return nullptr;
   }
 
@@ -1172,6 +1185,26 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     int64_t iterations = 0;
   };
   Prefetch prefetch_;
+
+  // An integer operation on two emitted values in a block. A value defined earlier in the block
+  // that is being emitted into dominates what follows it there, so it may be reused as is.
+  struct IntegerKey {
+    const llvm::BasicBlock* block;
+    BinaryOp op;
+    const llvm::Value* a;
+    const llvm::Value* c;
+    bool operator==(const IntegerKey&) const = default;
+  };
+  struct IntegerKeyHash {
+    size_t operator()(const IntegerKey& k) const {
+      size_t h = std::hash<const void*>()(k.block);
+      for (const void* p : {static_cast<const void*>(k.a), static_cast<const void*>(k.c)}) {
+        h = h * 31 + std::hash<const void*>()(p);
+      }
+      return h * 31 + size_t(k.op);
+    }
+  };
+  std::unordered_map<IntegerKey, llvm::Value*, IntegerKeyHash> integer_values_;
 
   Frame frame_;
   const VectorScope* vector_ = nullptr;  // the vectorized loop being emitted, if any

@@ -552,6 +552,29 @@ TEST_F(JitTest, IntegerFloorDivisionRoundsDown) {
   }
 }
 
+// C[f / 4, f % 4] = A[f / 4, f % 4] + B[f / 4, f % 4] over a fused f (A and B with rows of 5):
+// the accesses share one floor division and one floor modulo, emitted once in the loop's block.
+TEST_F(JitTest, IndexArithmeticRepeatedInABlockIsEmittedOnce) {
+  Buffer A = MakeBuffer("A", DataType::Float32(), {3, 5}), B = MakeBuffer("B", DataType::Float32(), {3, 5});
+  Buffer C = MakeBuffer("C", DataType::Float32(), {3, 4});
+  Var f = MakeVar("f");
+  auto at = [&](const Buffer& buffer) {
+    return MakeLoad(buffer, {FloorDiv(AsExpr(f), MakeInt(4)), FloorMod(AsExpr(f), MakeInt(4))});
+  };
+  Stmt body = MakeStore(C, {FloorDiv(AsExpr(f), MakeInt(4)), FloorMod(AsExpr(f), MakeInt(4))}, at(A) + at(B));
+  LoweredFunc fused{"fused_index", {A, B, C}, MakeFor(f, 0, 12, ForKind::kSerial, body)};
+  const std::string ir = Ir(fused, /*optimize=*/false);
+  auto count = [&](const std::string& instruction) {
+    size_t n = 0;
+    for (size_t at = ir.find(instruction); at != std::string::npos; at = ir.find(instruction, at + 1)) ++n;
+    return n;
+  };
+  // A floor division and a floor modulo each take one sdiv and one srem.
+  EXPECT_EQ(count(" = sdiv "), 2u) << ir;
+  EXPECT_EQ(count(" = srem "), 2u) << ir;
+  ExpectMatchesInterpreter(fused, 0);
+}
+
 TEST_F(JitTest, IntrinsicsMatchInterpreter) {
   for (DataType t : {DataType::Float32(), DataType::Float64()}) {
     for (ForKind kind : {ForKind::kSerial, ForKind::kVectorized}) {

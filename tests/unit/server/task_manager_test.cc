@@ -329,6 +329,30 @@ class TaskManagerTest : public ::testing::TestWithParam<db::testing::Backend> {
     return status;
   }
 
+  // Runs a 4-trial task on one echo worker whose calibration after the last batch comes late
+  // and is twice its baseline (a drift), with every `time_out_every`-th build timing out (0:
+  // none); returns the finished task's id.
+  std::string RunTaskWithADriftAfterItsLastBatch(int time_out_every) {
+    TaskManager* sink = nullptr;
+    dispatch::DispatcherOptions dispatcher_options;
+    dispatcher_options.on_drift = [&sink](const dispatch::CalibrationEvent& event,
+                                          const std::vector<dispatch::CompletedJob>& batch) {
+      sink->RemeasureDrifted(event.worker_id, batch);
+    };
+    dispatch::Dispatcher dispatcher(dispatcher_options);
+    EchoWorker worker(dispatcher);
+    worker.TimeOutEveryNthBuild(time_out_every);
+    worker.Calibrate(1e-3);  // the baseline, after its hello
+    worker.CalibrateAfter(4, std::chrono::milliseconds(300), 2e-3);
+    TaskManager manager(*database_, *database_, dispatcher, Options());
+    sink = &manager;
+    auto submitted = manager.Submit(Spec(4));
+    EXPECT_TRUE(submitted.ok());
+    if (!submitted.ok()) return "";
+    EXPECT_EQ(WaitFinal(manager, submitted->task_id()).state(), v1::TASK_STATE_SUCCEEDED);
+    return submitted->task_id();
+  }
+
   std::unique_ptr<db::testing::ScratchLog> log_;
   std::unique_ptr<db::Database> database_;
   std::vector<int> updates_;
@@ -873,45 +897,16 @@ TEST_P(TaskManagerTest, TopKAreRemeasuredOnASecondWorkerOfTheSameDevice) {
 }
 
 TEST_P(TaskManagerTest, ADriftInTheCalibrationAfterTheLastBatchStillRemeasuresIt) {
-  TaskManager* sink = nullptr;
-  dispatch::DispatcherOptions dispatcher_options;
-  dispatcher_options.on_drift = [&sink](const dispatch::CalibrationEvent& event,
-                                        const std::vector<dispatch::CompletedJob>& batch) {
-    sink->RemeasureDrifted(event.worker_id, batch);
-  };
-  dispatch::Dispatcher dispatcher(dispatcher_options);
-  EchoWorker worker(dispatcher);
-  worker.Calibrate(1e-3);  // the baseline, after its hello
-  // The calibration after the last batch comes late and is twice the baseline: a drift.
-  worker.CalibrateAfter(4, std::chrono::milliseconds(300), 2e-3);
-  TaskManager manager(*database_, *database_, dispatcher, Options());
-  sink = &manager;
-  auto submitted = manager.Submit(Spec(4));
-  ASSERT_TRUE(submitted.ok());
-  ASSERT_EQ(WaitFinal(manager, submitted->task_id()).state(), v1::TASK_STATE_SUCCEEDED);
+  const std::string task_id = RunTaskWithADriftAfterItsLastBatch(0);
   // The task waited for that calibration and measured the drifted batch again.
-  EXPECT_EQ(RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_REMEASURE).size(), 4u);
-  EXPECT_EQ(RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_SEARCH).size(), 4u);
+  EXPECT_EQ(RecordsOfKind(task_id, v1::RECORD_KIND_REMEASURE).size(), 4u);
+  EXPECT_EQ(RecordsOfKind(task_id, v1::RECORD_KIND_SEARCH).size(), 4u);
 }
 
 TEST_P(TaskManagerTest, ADriftRemeasuresOnlyTheBatchsTimedCandidates) {
-  TaskManager* sink = nullptr;
-  dispatch::DispatcherOptions dispatcher_options;
-  dispatcher_options.on_drift = [&sink](const dispatch::CalibrationEvent& event,
-                                        const std::vector<dispatch::CompletedJob>& batch) {
-    sink->RemeasureDrifted(event.worker_id, batch);
-  };
-  dispatch::Dispatcher dispatcher(dispatcher_options);
-  EchoWorker worker(dispatcher);
-  worker.TimeOutEveryNthBuild(2);  // half of the batch's builds time out
-  worker.Calibrate(1e-3);
-  worker.CalibrateAfter(4, std::chrono::milliseconds(300), 2e-3);
-  TaskManager manager(*database_, *database_, dispatcher, Options());
-  sink = &manager;
-  auto submitted = manager.Submit(Spec(4));
-  ASSERT_TRUE(submitted.ok());
-  ASSERT_EQ(WaitFinal(manager, submitted->task_id()).state(), v1::TASK_STATE_SUCCEEDED);
-  const std::vector<v1::TuningRecord> search = RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_SEARCH);
+  // Half of the batch's builds time out.
+  const std::string task_id = RunTaskWithADriftAfterItsLastBatch(2);
+  const std::vector<v1::TuningRecord> search = RecordsOfKind(task_id, v1::RECORD_KIND_SEARCH);
   ASSERT_EQ(search.size(), 4u);
   std::set<std::string> timed;
   for (const v1::TuningRecord& record : search) {
@@ -919,7 +914,7 @@ TEST_P(TaskManagerTest, ADriftRemeasuresOnlyTheBatchsTimedCandidates) {
   }
   ASSERT_EQ(timed.size(), 2u);
   // The drift re-measured the two timed candidates, not the two whose builds timed out.
-  const std::vector<v1::TuningRecord> remeasured = RecordsOfKind(submitted->task_id(), v1::RECORD_KIND_REMEASURE);
+  const std::vector<v1::TuningRecord> remeasured = RecordsOfKind(task_id, v1::RECORD_KIND_REMEASURE);
   ASSERT_EQ(remeasured.size(), 2u);
   for (const v1::TuningRecord& record : remeasured) EXPECT_TRUE(timed.count(db::TraceHash(record.trace())));
 }

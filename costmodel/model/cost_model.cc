@@ -14,6 +14,9 @@ std::optional<double> TrainingThroughput(const v1::MeasureResult& result, double
     case v1::MEASURE_STATUS_RUNTIME_ERROR:
     case v1::MEASURE_STATUS_WRONG_RESULT:
     case v1::MEASURE_STATUS_TIMEOUT:
+    // A build that outlasts its budget never yields a kernel either (10 of a 64-trial stem
+    // tune's candidates did): the model should learn to rank such candidates low.
+    case v1::MEASURE_STATUS_BUILD_TIMEOUT:
       return 0.0;
     default:
       return std::nullopt;

@@ -100,10 +100,10 @@ TEST(LabellingRule, StatusesMapToThroughputZeroOrNothing) {
   EXPECT_FALSE(costmodel::TrainingThroughput(result, 0)) << "no flop count, no label";
   result.set_median_seconds(0);
   EXPECT_FALSE(costmodel::TrainingThroughput(result, 100)) << "OK without a time";
-  for (v1::MeasureStatus ran : {v1::MEASURE_STATUS_RUNTIME_ERROR, v1::MEASURE_STATUS_WRONG_RESULT,
-                                v1::MEASURE_STATUS_TIMEOUT}) {
-    result.set_status(ran);
-    EXPECT_EQ(costmodel::TrainingThroughput(result, 100), 0.0) << v1::MeasureStatus_Name(ran);
+  for (v1::MeasureStatus unusable : {v1::MEASURE_STATUS_RUNTIME_ERROR, v1::MEASURE_STATUS_WRONG_RESULT,
+                                     v1::MEASURE_STATUS_TIMEOUT, v1::MEASURE_STATUS_BUILD_TIMEOUT}) {
+    result.set_status(unusable);
+    EXPECT_EQ(costmodel::TrainingThroughput(result, 100), 0.0) << v1::MeasureStatus_Name(unusable);
   }
   for (v1::MeasureStatus silent : {v1::MEASURE_STATUS_COMPILE_ERROR, v1::MEASURE_STATUS_WORKER_LOST,
                                    v1::MEASURE_STATUS_UNSPECIFIED}) {

@@ -283,11 +283,11 @@ class Unswitcher : public ir::IRMutator {
     for (const Guard& guard : guards) {
       if (!ConstantGuard(*op, range, guards, guard.cond)) continue;
       const std::vector<Expr> decided = {guard.cond};
-      std::optional<std::vector<std::vector<bool>>> values = OutcomesOnPath(decided);
-      bool can_hold = !values, can_fail = !values;
-      for (const std::vector<bool>& value : values ? *values : std::vector<std::vector<bool>>{}) {
-        can_hold |= value[0];
-        can_fail |= !value[0];
+      // Where the values cannot be told, either outcome is possible.
+      bool can_hold = true, can_fail = true;
+      if (std::optional<std::vector<std::vector<bool>>> values = OutcomesOnPath(decided)) {
+        can_hold = std::any_of(values->begin(), values->end(), [](const auto& v) { return v[0]; });
+        can_fail = std::any_of(values->begin(), values->end(), [](const auto& v) { return !v[0]; });
       }
       if (!can_hold || !can_fail) return Mutate(WithGuards(*op, decided, can_hold));
       facts_.push_back({guard.cond, true});

@@ -194,6 +194,25 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
   }
 
  private:
+  // An integer operation on two emitted values in a block. A value defined earlier in the block
+  // that is being emitted into dominates what follows it there, so it may be reused as is.
+  struct IntegerKey {
+    const llvm::BasicBlock* block;
+    BinaryOp op;
+    const llvm::Value* a;
+    const llvm::Value* c;
+    bool operator==(const IntegerKey&) const = default;
+  };
+  struct IntegerKeyHash {
+    size_t operator()(const IntegerKey& k) const {
+      size_t h = std::hash<const void*>()(k.block);
+      for (const void* p : {static_cast<const void*>(k.a), static_cast<const void*>(k.c)}) {
+        h = h * 31 + std::hash<const void*>()(p);
+      }
+      return h * 31 + size_t(k.op);
+    }
+  };
+
   // Per-function state: what names mean in the function being emitted.
   struct Frame {
     llvm::Function* fn = nullptr;
@@ -201,6 +220,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     std::unordered_map<const BufferNode*, llvm::Value*> buffers;
     bool in_parallel = false;
     bool streamed = false;  // it wrote with streaming stores: an sfence before it returns
+    std::unordered_map<IntegerKey, llvm::Value*, IntegerKeyHash> integer_values;  // in its blocks
   };
   // The vectorized loop whose body is being emitted: `var` takes `lanes` values from `base`.
   struct VectorScope {
@@ -977,7 +997,7 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     // thousands of loads), and emitting each once per block cut a 7x7 stem's IR to a fraction,
     // which LLVM's passes had spent seconds on.
     const IntegerKey key{b_.GetInsertBlock(), op->op, a, c};
-    auto [it, inserted] = integer_values_.try_emplace(key, nullptr);
+    auto [it, inserted] = frame_.integer_values.try_emplace(key, nullptr);
     if (inserted) it->second = EmitArithmetic(op->op, t, op->b, a, c);
     return it->second;
   }
@@ -1185,26 +1205,6 @@ class CodeGen : private ExprFunctor<llvm::Value*(const Expr&)>,
     int64_t iterations = 0;
   };
   Prefetch prefetch_;
-
-  // An integer operation on two emitted values in a block. A value defined earlier in the block
-  // that is being emitted into dominates what follows it there, so it may be reused as is.
-  struct IntegerKey {
-    const llvm::BasicBlock* block;
-    BinaryOp op;
-    const llvm::Value* a;
-    const llvm::Value* c;
-    bool operator==(const IntegerKey&) const = default;
-  };
-  struct IntegerKeyHash {
-    size_t operator()(const IntegerKey& k) const {
-      size_t h = std::hash<const void*>()(k.block);
-      for (const void* p : {static_cast<const void*>(k.a), static_cast<const void*>(k.c)}) {
-        h = h * 31 + std::hash<const void*>()(p);
-      }
-      return h * 31 + size_t(k.op);
-    }
-  };
-  std::unordered_map<IntegerKey, llvm::Value*, IntegerKeyHash> integer_values_;
 
   Frame frame_;
   const VectorScope* vector_ = nullptr;  // the vectorized loop being emitted, if any

@@ -16,7 +16,11 @@ constexpr char kCalibrationSpec[] = "matmul(M=128,N=128,K=128,dtype=float32)";
 StatusOr<std::unique_ptr<CalibrationKernel>> CalibrationKernel::Create(MeasurementEngine& engine) {
   TUNED_ASSIGN_OR_RETURN(ir::Workload parsed, ir::ParseWorkloadSpec(kCalibrationSpec));
   auto workload = std::make_shared<const ir::Workload>(std::move(parsed));
-  TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, lower::DefaultScheduleTrace(workload));
+  // A GPU target cannot run the CPU default schedule (its loop runs in parallel, unbound).
+  const v1::TargetKind kind = engine.target().kind();
+  const bool gpu = kind == v1::TARGET_KIND_CUDA || kind == v1::TARGET_KIND_OPENCL;
+  TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, gpu ? lower::DefaultGpuScheduleTrace(workload)
+                                                    : lower::DefaultScheduleTrace(workload));
   v1::MeasureJob job;
   job.set_job_id("calibration");
   job.set_task_id("calibration");

@@ -60,6 +60,25 @@ StatusOr<schedule::Trace> DefaultScheduleTrace(std::shared_ptr<const ir::Workloa
   return sch.trace();
 }
 
+StatusOr<schedule::Trace> DefaultGpuScheduleTrace(std::shared_ptr<const ir::Workload> workload,
+                                                  int64_t threads_per_block) {
+  schedule::Schedule sch(workload, /*seed=*/0);
+  for (const ir::ComputeStage& stage : workload->stages()) {
+    if (stage.axes.empty()) continue;
+    TUNED_ASSIGN_OR_RETURN(schedule::BlockRV block, sch.GetBlock(stage.name));
+    TUNED_ASSIGN_OR_RETURN(std::vector<schedule::LoopRV> loops, sch.GetLoops(block));
+    // The spatial loops come first, the reduction loops after them (the definition's order).
+    std::vector<schedule::LoopRV> spatial(loops.begin(), loops.begin() + long(stage.axes.size()));
+    TUNED_ASSIGN_OR_RETURN(schedule::LoopRV fused, spatial.size() > 1 ? sch.Fuse(spatial)
+                                                                      : StatusOr<schedule::LoopRV>(spatial.front()));
+    TUNED_ASSIGN_OR_RETURN(std::vector<schedule::LoopRV> parts,
+                           sch.Split(fused, {std::monostate{}, threads_per_block}));
+    TUNED_RETURN_IF_ERROR(sch.Bind(parts[0], "blockIdx.x"));
+    TUNED_RETURN_IF_ERROR(sch.Bind(parts[1], "threadIdx.x"));
+  }
+  return sch.trace();
+}
+
 StatusOr<LoweredFunc> LowerDefaultSchedule(std::shared_ptr<const ir::Workload> workload,
                                            const std::string& name) {
   TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, DefaultScheduleTrace(workload));

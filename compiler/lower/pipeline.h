@@ -60,6 +60,14 @@ StatusOr<LoweredFunc> LowerUnscheduled(std::shared_ptr<const ir::Workload> workl
 /// runs in parallel, nothing else changes. Deterministic, so its trace hash identifies it.
 StatusOr<schedule::Trace> DefaultScheduleTrace(std::shared_ptr<const ir::Workload> workload);
 
+/// The default schedule of a GPU target as a trace: every stage that has spatial axes runs as
+/// its own kernel, its spatial loops fused and split into (blockIdx.x, threadIdx.x) with
+/// `threads_per_block` threads, each thread computing one element (reductions run serially in
+/// the thread). A naive program, but a valid one on every GPU target; deterministic, like
+/// DefaultScheduleTrace. A stage without spatial axes is left unbound (GPU lowering refuses it).
+StatusOr<schedule::Trace> DefaultGpuScheduleTrace(std::shared_ptr<const ir::Workload> workload,
+                                                  int64_t threads_per_block = 256);
+
 /// DefaultScheduleTrace lowered into a kernel named `name`.
 StatusOr<LoweredFunc> LowerDefaultSchedule(std::shared_ptr<const ir::Workload> workload,
                                            const std::string& name = "kernel");

@@ -18,6 +18,7 @@
 #include "tests/support/gpu_schedules.h"
 #include "tests/unit/worker/faulty_gpu_builder.h"
 #include "tests/unit/worker/worker_test_util.h"
+#include "worker/calibration.h"
 #include "worker/gpu/gpu_engine.h"
 
 namespace tuned::worker::testing {
@@ -139,6 +140,11 @@ TEST_F(CudaEngineTest, MeasuresVerifiedCandidatesAndRecoversFromStickyErrorsAndH
   EXPECT_EQ(device.driver_version().rfind("CUDA driver ", 0), 0u) << device.driver_version();
   EXPECT_GT(device.num_cores(), 0u);
   ExpectOk("ok-1");
+  auto calibration_kernel = CalibrationKernel::Create(**engine_);
+  ASSERT_TRUE(calibration_kernel.ok()) << calibration_kernel.status().message();
+  auto calibration = (*calibration_kernel)->Measure();
+  ASSERT_TRUE(calibration.ok()) << calibration.status().message();
+  EXPECT_GT(calibration->median_seconds(), 0);
   faults_->Set("illegal-address", GpuFault::kOutOfBoundsStore);
   faults_->Set("hang", GpuFault::kEndlessLoop);
   auto illegal = (*engine_)->Measure(Job("illegal-address"));
@@ -148,7 +154,7 @@ TEST_F(CudaEngineTest, MeasuresVerifiedCandidatesAndRecoversFromStickyErrorsAndH
   ExpectOk("after-illegal-address");
   auto hang = (*engine_)->Measure(Job("hang"));
   ASSERT_TRUE(hang.ok()) << hang.status().message();
-  EXPECT_EQ(hang->status(), v1::MEASURE_STATUS_TIMEOUT) << hang->error();
+  EXPECT_EQ(hang->status(), v1::MEASURE_STATUS_TIMEOUT) << hang->error() << " (median " << hang->median_seconds() << " s)";
   ExpectOk("after-hang");
   EXPECT_EQ((*engine_)->stats().runner_restarts, 2);
 }

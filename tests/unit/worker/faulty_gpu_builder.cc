@@ -32,12 +32,16 @@ class FaultyGpuBuilder : public gpu::GpuBuilder {
     if (!faults_->Find(job.job_id(), &fault)) return program;
     std::string output = workload->output_stage().output->name;
     std::replace(output.begin(), output.end(), '.', '_');
+    const bool cuda = target.kind == target::TargetKind::kCuda;
+    // On CUDA the spin reads the SM's clock: NVVM keeps a volatile local in a register, and
+    // such a spin did not hang on an H100 (CUDA 13); a clock read is never optimised away.
+    const std::string endless = cuda ? "  for (long long start = clock64(); clock64() >= start;) {\n  }\n"
+                                     : "  for (volatile int spin = 1; spin;) {\n  }\n";
     const std::string planted = fault == GpuFault::kOutOfBoundsStore
                                     ? "  " + output + "[(long)1 << 40] = 1.0f;\n"
-                                    : "  for (volatile int spin = 1; spin;) {\n  }\n";
+                                    : endless;
     std::string source = program.source();
     // The first kernel's body starts after the first line that ends its parameter list.
-    const bool cuda = target.kind == target::TargetKind::kCuda;
     size_t body = source.find(") {\n", source.find(cuda ? "__global__" : "__kernel"));
     if (body == std::string::npos) return InternalError("no kernel body to plant a fault in");
     source.insert(body + 4, planted);

@@ -14,6 +14,7 @@
 #include "tests/support/gpu_schedules.h"
 #include "tests/unit/worker/faulty_gpu_builder.h"
 #include "tests/unit/worker/worker_test_util.h"
+#include "worker/calibration.h"
 #include "worker/gpu/gpu_engine.h"
 
 namespace tuned::worker::testing {
@@ -112,6 +113,16 @@ TEST_F(GpuEngineTest, AnUnboundScheduleIsACompileError) {
   ASSERT_TRUE(result.ok()) << result.status().message();
   EXPECT_EQ(result->status(), v1::MEASURE_STATUS_COMPILE_ERROR);
   EXPECT_NE(result->error().find("GPU lowering"), std::string::npos) << result->error();
+}
+
+TEST_F(GpuEngineTest, TheCalibrationKernelRunsOnTheGpuTarget) {
+  // The CPU default schedule (an unbound parallel loop) cannot run here: the kernel must be a
+  // GPU program, or the worker never detects drift on a GPU.
+  auto kernel = CalibrationKernel::Create(*engine_);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  auto calibration = (*kernel)->Measure();
+  ASSERT_TRUE(calibration.ok()) << calibration.status().message();
+  EXPECT_GT(calibration->median_seconds(), 0);
 }
 
 TEST_F(GpuEngineTest, AJobForAnotherTargetIsRefused) {

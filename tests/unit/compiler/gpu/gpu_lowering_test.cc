@@ -9,8 +9,10 @@
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/gpu/lower_gpu.h"
 #include "compiler/lower/interpreter.h"
+#include "compiler/lower/pipeline.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/gpu_schedules.h"
+#include "tests/support/random_schedule.h"
 #include "tests/unit/compiler/gpu/gpu_test_util.h"
 
 namespace tuned {
@@ -111,6 +113,32 @@ TEST(GpuLowering, SoftmaxIsASequenceOfKernels) {
   EXPECT_EQ(program->intermediates.size(), 3u);
   EXPECT_EQ(program->kernels[0].grid[0], 2);  // 5 rows, 4 threads a block
   ExpectMatchesReference(*program, *w);
+}
+
+TEST(GpuLowering, TheDefaultGpuScheduleIsAKernelAStageForEveryLibraryOp) {
+  // What a GPU worker's calibration runs: it must lower and compute right for any workload.
+  for (const std::string& spec : testing::SmallSpecs(1)) {
+    auto w = Spec(spec);
+    StatusOr<schedule::Trace> trace = lower::DefaultGpuScheduleTrace(w, /*threads_per_block=*/4);
+    ASSERT_TRUE(trace.ok()) << spec << ": " << trace.status().message();
+    StatusOr<Schedule> sch = schedule::ReplayTrace(w, *trace);
+    ASSERT_TRUE(sch.ok()) << spec << ": " << sch.status().message();
+    StatusOr<GpuProgram> program = lower::gpu::LowerGpu(*sch, GpuLimits{});
+    if (!program.ok()) {  // the one type GPU lowering does not take
+      EXPECT_NE(program.status().message().find("float16"), std::string::npos) << spec << ": " << program.status().message();
+      continue;
+    }
+    EXPECT_EQ(program->kernels.size(), w->stages().size()) << spec;
+    for (const auto& kernel : program->kernels) EXPECT_LE(kernel.threads_per_block(), 4) << spec;
+    ExpectMatchesReference(*program, *w);
+    StatusOr<std::vector<double>> ran = testing::RunOnOpencl(*program, ir::RandomInputs(*w, 3));
+    if (ran.status().code() == StatusCode::kUnavailable) continue;  // no OpenCL in this build
+    ASSERT_TRUE(ran.ok()) << spec << ": " << ran.status().message();
+    auto reference = ir::EvaluateReference(*w, ir::RandomInputs(*w, 3));
+    ASSERT_TRUE(reference.ok());
+    EXPECT_LE(ir::MaxRelativeError(*ran, reference->at(w->output_stage().name)),
+              ir::ToleranceFor(w->output_stage().output->dtype)) << spec << " on OpenCL";
+  }
 }
 
 TEST(GpuLowering, RefusesTooManyThreadsPerBlock) {

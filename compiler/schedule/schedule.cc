@@ -222,6 +222,12 @@ StatusOr<std::vector<IntRV>> Schedule::SampleTileFactors(InstKind kind, LoopRV l
                                     std::to_string(min_innermost) + ", " + std::to_string(max_innermost) + "]");
       }
     }
+    // Padding serves the inner factors (it lets them factor well); the outermost only has to
+    // cover the extent. Any more would add outer iterations that are all padding: 18 tiles of
+    // 16 where 17 cover 269, an empty tile in every row of a matmul's parallel loop.
+    int64_t inner = 1;
+    for (size_t i = 1; i < factors.size(); ++i) inner *= factors[i];
+    if (factors.size() > 1) factors[0] = (extent + inner - 1) / inner;
   }
   std::vector<IntRV> outs;
   std::vector<uint32_t> ids;

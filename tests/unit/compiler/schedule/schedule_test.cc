@@ -179,6 +179,23 @@ TEST_F(ScheduleTest, SampledTileKeepsItsInnermostFactorWithinItsMinimum) {
   }
 }
 
+TEST_F(ScheduleTest, APaddedTilingHasNoOuterIterationThatIsAllPadding) {
+  // 257 may be padded to 272 or 288 (15%): the padding lets the inner factors be 16 or 32, but
+  // an outer factor above ceil(257 / inner) would only add tiles that are all padding.
+  auto prime = Spec("matmul(M=257,N=4,K=4)");
+  int padded = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    Schedule s(prime, seed);
+    auto tiles = s.SampleTile(s.GetLoops(*s.GetBlock("C")).value()[0], 3, 16, 15);
+    ASSERT_TRUE(tiles.ok()) << tiles.status().message();
+    int64_t outer = s.Get((*tiles)[0]), inner = s.Get((*tiles)[1]) * s.Get((*tiles)[2]);
+    EXPECT_GE(outer * inner, 257) << outer << " x " << inner;
+    EXPECT_LT((outer - 1) * inner, 257) << outer << " x " << inner;
+    padded += outer * inner > 257;
+  }
+  EXPECT_GT(padded, 0);  // padded tilings are still drawn
+}
+
 TEST_F(ScheduleTest, SamplingIsReproducibleFromTheSeed) {
   auto sample = [&](uint64_t seed) {
     Schedule s(matmul, seed);

@@ -2,8 +2,8 @@
 // candidate on the worker's CPU (NVRTC, where the toolkit is), and, on a machine without an
 // NVIDIA driver, the target refused in one line. On a machine with a GPU of the tested arch
 // (TUNED_TEST_CUDA_ARCH, default sm_90): verified, timed candidates with the device's info and
-// each kernel's registers, and recovery from a sticky error (an illegal address) and a hang:
-// each ends the runner and the next job runs on a fresh one.
+// each kernel's registers, the worker's calibration kernel, and recovery from a sticky error
+// (an illegal address) and a hang: each ends the runner and the next job runs on a fresh one.
 
 #include <gtest/gtest.h>
 

@@ -131,10 +131,11 @@ TEST(GpuLowering, TheDefaultGpuScheduleIsAKernelAStageForEveryLibraryOp) {
     EXPECT_EQ(program->kernels.size(), w->stages().size()) << spec;
     for (const auto& kernel : program->kernels) EXPECT_LE(kernel.threads_per_block(), 4) << spec;
     ExpectMatchesReference(*program, *w);
-    StatusOr<std::vector<double>> ran = testing::RunOnOpencl(*program, ir::RandomInputs(*w, 3));
+    const auto inputs = ir::RandomInputs(*w, 3);
+    StatusOr<std::vector<double>> ran = testing::RunOnOpencl(*program, inputs);
     if (ran.status().code() == StatusCode::kUnavailable) continue;  // no OpenCL in this build
     ASSERT_TRUE(ran.ok()) << spec << ": " << ran.status().message();
-    auto reference = ir::EvaluateReference(*w, ir::RandomInputs(*w, 3));
+    auto reference = ir::EvaluateReference(*w, inputs);
     ASSERT_TRUE(reference.ok());
     EXPECT_LE(ir::MaxRelativeError(*ran, reference->at(w->output_stage().name)),
               ir::ToleranceFor(w->output_stage().output->dtype)) << spec << " on OpenCL";

@@ -69,8 +69,10 @@ StatusOr<schedule::Trace> DefaultGpuScheduleTrace(std::shared_ptr<const ir::Work
     TUNED_ASSIGN_OR_RETURN(std::vector<schedule::LoopRV> loops, sch.GetLoops(block));
     // The spatial loops come first, the reduction loops after them (the definition's order).
     std::vector<schedule::LoopRV> spatial(loops.begin(), loops.begin() + long(stage.axes.size()));
-    TUNED_ASSIGN_OR_RETURN(schedule::LoopRV fused, spatial.size() > 1 ? sch.Fuse(spatial)
-                                                                      : StatusOr<schedule::LoopRV>(spatial.front()));
+    schedule::LoopRV fused = spatial.front();
+    if (spatial.size() > 1) {
+      TUNED_ASSIGN_OR_RETURN(fused, sch.Fuse(spatial));
+    }
     TUNED_ASSIGN_OR_RETURN(std::vector<schedule::LoopRV> parts,
                            sch.Split(fused, {std::monostate{}, threads_per_block}));
     TUNED_RETURN_IF_ERROR(sch.Bind(parts[0], "blockIdx.x"));

@@ -6,9 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include <unistd.h>
+
+#include "tests/support/text_count.h"
 
 namespace tuned::observability {
 namespace {
@@ -35,19 +36,15 @@ TuningCurve Curve(const std::string& task, int trials) {
   return curve;
 }
 
-size_t Count(const std::string& text, const std::string& pattern) {
-  const std::regex re(pattern);
-  return size_t(std::distance(std::sregex_iterator(text.begin(), text.end(), re),
-                              std::sregex_iterator()));
-}
+using tuned::testing::CountMatches;
 
 TEST(Plot, SvgHasOnePathPerCurveAxisLabelsAndADotPerTrial) {
   PlotOptions options;
   const auto svg = PlotSvg({Curve("task-one-1234", 20), Curve("task-two-5678", 12)}, options);
   ASSERT_TRUE(svg.ok()) << svg.status().message();
-  EXPECT_EQ(Count(*svg, "<path "), 2u);
-  EXPECT_EQ(Count(*svg, "<circle class=\"trial\""), 32u);
-  EXPECT_EQ(Count(*svg, "data-status=\"COMPILE_ERROR\""), 4u + 2u);
+  EXPECT_EQ(CountMatches(*svg, "<path "), 2);
+  EXPECT_EQ(CountMatches(*svg, "<circle class=\"trial\""), 32);
+  EXPECT_EQ(CountMatches(*svg, "data-status=\"COMPILE_ERROR\""), 4 + 2);
   EXPECT_THAT(*svg, HasSubstr(">trials measured</text>"));
   EXPECT_THAT(*svg, HasSubstr(">best so far (GFLOP/s)</text>"));
   EXPECT_THAT(*svg, HasSubstr("task task-one (best 13.0 GFLOP/s)"));

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "server/search/vector_axis.h"
+#include "tests/support/text_count.h"
 #include "tests/unit/search/sketch_test_fixture.h"
 
 namespace tuned::search {
@@ -22,10 +23,7 @@ constexpr const char* kModelSoftmax =
     "row_sum[i: 6, j: 1]: float32 = sum[ri: 100](exp[i, ri]); "
     "out[i: 6, j: 100]: float32 = exp[i, j] / row_sum[i, 0]";
 
-int Count(const std::string& text, const std::string& pattern) {
-  const std::regex re(pattern);
-  return int(std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
-}
+using tuned::testing::CountMatches;
 
 using RowReductionTest = SketchTest;
 
@@ -34,10 +32,10 @@ TEST_F(RowReductionTest, SoftmaxRowsAreReducedInVectorLanes) {
   for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes", 6)) {
     // Both row reductions have vector-wide partial results for one or more rows, reduced along
     // the row in vectors (the loop is copied where partitioning splits off the partial last step).
-    EXPECT_EQ(Count(program, "allocate row_max_rf: float32\\[[1-6], 1, (8|16|32)\\] local"), 1) << program;
-    EXPECT_EQ(Count(program, "allocate row_sum_rf: float32\\[[1-6], 1, (8|16|32)\\] local"), 1) << program;
-    EXPECT_GE(Count(program, "for row_max_rf\\.lane_1 in \\[0, \\+8\\) vectorized"), 1) << program;
-    EXPECT_GE(Count(program, "for row_sum_rf\\.lane_1 in \\[0, \\+8\\) vectorized"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "allocate row_max_rf: float32\\[[1-6], 1, (8|16|32)\\] local"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "allocate row_sum_rf: float32\\[[1-6], 1, (8|16|32)\\] local"), 1) << program;
+    EXPECT_GE(CountMatches(program, "for row_max_rf\\.lane_1 in \\[0, \\+8\\) vectorized"), 1) << program;
+    EXPECT_GE(CountMatches(program, "for row_sum_rf\\.lane_1 in \\[0, \\+8\\) vectorized"), 1) << program;
   }
 }
 
@@ -53,10 +51,10 @@ TEST_F(RowReductionTest, SeveralRowsAreReducedTogetherInEachStep) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(program, m, rows_in_step)) << program;
     const int rows = std::stoi(m[1]);
-    EXPECT_EQ(Count(program, "allocate s_rf: float32\\[" + std::to_string(rows) + ", 1, (8|16|32)\\] local"), 1)
+    EXPECT_EQ(CountMatches(program, "allocate s_rf: float32\\[" + std::to_string(rows) + ", 1, (8|16|32)\\] local"), 1)
         << program;
-    EXPECT_EQ(Count(program, "parallel"), 1) << program;
-    EXPECT_EQ(Count(program, "for out\\.i in \\[0, \\+" + std::to_string(rows) + "\\)"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "parallel"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "for out\\.i in \\[0, \\+" + std::to_string(rows) + "\\)"), 1) << program;
     rows_seen.insert(rows);
   }
   EXPECT_GE(rows_seen.size(), 2u) << "the rows reduced together are a decision of the search";
@@ -74,11 +72,11 @@ TEST_F(RowReductionTest, FusedRowsComputeEachExponentialOnceInsideTheRowLoop) {
     // One parallel loop, over the rows, holding a row's exponentials (a row, or a little more
     // where the row sum's last step reads past it under a guard), which the row sum and the
     // quotients both read rather than call exp again.
-    EXPECT_EQ(Count(program, "parallel"), 1) << program;
-    EXPECT_EQ(Count(program, "for out\\.i in \\[0, \\+6\\) parallel"), 1) << program;
-    EXPECT_EQ(Count(program, "allocate exp: float32\\[1, (1[0-9][0-9])\\]"), 1) << program;
-    EXPECT_GE(Count(program, "\n *exp\\[[^\n]*= exp\\(\\("), 1) << program;
-    EXPECT_EQ(Count(program, "\n *(out|row_sum_rf)\\[[^\n]*exp\\(\\("), 0) << program;
+    EXPECT_EQ(CountMatches(program, "parallel"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "for out\\.i in \\[0, \\+6\\) parallel"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "allocate exp: float32\\[1, (1[0-9][0-9])\\]"), 1) << program;
+    EXPECT_GE(CountMatches(program, "\n *exp\\[[^\n]*= exp\\(\\("), 1) << program;
+    EXPECT_EQ(CountMatches(program, "\n *(out|row_sum_rf)\\[[^\n]*exp\\(\\("), 0) << program;
   }
   EXPECT_EQ(prefetches, (std::set<std::string>{"", " prefetch_ahead=1", " prefetch_ahead=2"}));
 }
@@ -95,15 +93,15 @@ TEST_F(RowReductionTest, FusedRowsMayRecomputeWhatSeveralPassesReadInsteadOfKeep
   for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes+fused-rows+recompute", 8)) {
     // One parallel loop over the rows, no row buffer of centred values: the sum of squares and
     // the output each subtract the mean from the input row themselves.
-    EXPECT_EQ(Count(program, "parallel"), 1) << program;
-    EXPECT_EQ(Count(program, "for out\\.i in \\[0, \\+6\\) parallel"), 1) << program;
-    EXPECT_EQ(Count(program, "allocate centered"), 0) << program;
-    EXPECT_GE(Count(program, "\n *square_sum_rf\\[[^\n]*x\\[[^\n]*- \\(mean_sum"), 1) << program;
-    EXPECT_GE(Count(program, "\n *out\\[[^\n]*x\\[[^\n]*- \\(mean_sum"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "parallel"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "for out\\.i in \\[0, \\+6\\) parallel"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "allocate centered"), 0) << program;
+    EXPECT_GE(CountMatches(program, "\n *square_sum_rf\\[[^\n]*x\\[[^\n]*- \\(mean_sum"), 1) << program;
+    EXPECT_GE(CountMatches(program, "\n *out\\[[^\n]*x\\[[^\n]*- \\(mean_sum"), 1) << program;
   }
   // The sketch keeping them has the row buffer.
   for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes+fused-rows", 2)) {
-    EXPECT_EQ(Count(program, "allocate centered"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "allocate centered"), 1) << program;
   }
   // Nothing that several passes read (softmax's exponentials are; a mean's quotient is not):
   // no such sketch.
@@ -131,15 +129,15 @@ TEST_F(RowReductionTest, AReductionWithFewerOutputsThanCoresIsReducedInChunksOnE
       // Each chunk's partial sum is a global result of the parallel loop over the two chunks,
       // reduced in vector lanes (a local partial result of its own), one chunk at a time; the
       // block then adds up the chunks.
-      EXPECT_EQ(Count(program, "allocate s_rf: float32\\[1, 1, 2\\] global"), 1) << program;
-      EXPECT_EQ(Count(program, "for s_rf\\.i_j_chunk_fused in \\[0, \\+2\\) parallel"), 1) << program;
-      EXPECT_EQ(Count(program, "parallel"), 1) << program;
-      EXPECT_GE(Count(program, "allocate s_rf_rf: float32\\[1, 1, 1, (8|16|32)\\] local"), 1) << program;
-      EXPECT_EQ(Count(program, "for s\\.chunk in \\[0, \\+2\\)"), 1) << program;
+      EXPECT_EQ(CountMatches(program, "allocate s_rf: float32\\[1, 1, 2\\] global"), 1) << program;
+      EXPECT_EQ(CountMatches(program, "for s_rf\\.i_j_chunk_fused in \\[0, \\+2\\) parallel"), 1) << program;
+      EXPECT_EQ(CountMatches(program, "parallel"), 1) << program;
+      EXPECT_GE(CountMatches(program, "allocate s_rf_rf: float32\\[1, 1, 1, (8|16|32)\\] local"), 1) << program;
+      EXPECT_EQ(CountMatches(program, "for s\\.chunk in \\[0, \\+2\\)"), 1) << program;
       // A chunk is a run of the first reduction axis, read at chunk * steps + step (where a
       // partial last chunk partitions the parallel loop, the second piece reads at steps + step).
-      EXPECT_GE(Count(program, "s_rf\\.i_j_chunk_fused \\* " + std::to_string(steps) + "\\)") +
-                    Count(program, " \\+ " + std::to_string(steps) + "\\)\\]"),
+      EXPECT_GE(CountMatches(program, "s_rf\\.i_j_chunk_fused \\* " + std::to_string(steps) + "\\)") +
+                    CountMatches(program, " \\+ " + std::to_string(steps) + "\\)\\]"),
                 1)
           << program;
     }

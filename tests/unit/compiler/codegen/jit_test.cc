@@ -17,6 +17,7 @@
 #include "compiler/ir/evaluator.h"
 #include "compiler/lower/interpreter.h"
 #include "compiler/runtime/parallel.h"
+#include "tests/support/text_count.h"
 #include "tests/unit/compiler/codegen/codegen_test_util.h"
 
 namespace tuned::codegen {
@@ -564,14 +565,9 @@ TEST_F(JitTest, IndexArithmeticRepeatedInABlockIsEmittedOnce) {
   Stmt body = MakeStore(C, {FloorDiv(AsExpr(f), MakeInt(4)), FloorMod(AsExpr(f), MakeInt(4))}, at(A) + at(B));
   LoweredFunc fused{"fused_index", {A, B, C}, MakeFor(f, 0, 12, ForKind::kSerial, body)};
   const std::string ir = Ir(fused, /*optimize=*/false);
-  auto count = [&](const std::string& instruction) {
-    size_t n = 0;
-    for (size_t at = ir.find(instruction); at != std::string::npos; at = ir.find(instruction, at + 1)) ++n;
-    return n;
-  };
   // A floor division and a floor modulo each take one sdiv and one srem.
-  EXPECT_EQ(count(" = sdiv "), 2u) << ir;
-  EXPECT_EQ(count(" = srem "), 2u) << ir;
+  EXPECT_EQ(tuned::testing::CountOccurrences(ir, " = sdiv "), 2) << ir;
+  EXPECT_EQ(tuned::testing::CountOccurrences(ir, " = srem "), 2) << ir;
   ExpectMatchesInterpreter(fused, 0);
 }
 

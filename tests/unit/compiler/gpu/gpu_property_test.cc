@@ -16,6 +16,7 @@
 #include "compiler/lower/interpreter.h"
 #include "tests/support/gpu_schedules.h"
 #include "tests/support/random_schedule.h"
+#include "tests/support/text_count.h"
 #include "tests/unit/compiler/gpu/gpu_test_util.h"
 
 namespace tuned {
@@ -51,12 +52,7 @@ class VectorizedLoops : public ir::IRVisitor {
   }
 };
 
-// Occurrences of `needle` in `text`.
-int Occurrences(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
+using tuned::testing::CountOccurrences;
 
 TEST(RandomGpuSchedules, MatchReferenceOnPoclWithoutRacesAndCompileForSm90) {
   StatusOr<target::Target> sm90 = target::ParseTarget("cuda -arch=sm_90");
@@ -98,8 +94,8 @@ TEST(RandomGpuSchedules, MatchReferenceOnPoclWithoutRacesAndCompileForSm90) {
         with_shared += shared;
         VectorizedLoops marked;
         for (const auto& k : program->kernels) marked.Visit(k.body);
-        int stores = Occurrences(cuda, "*reinterpret_cast<float");
-        EXPECT_EQ(stores, Occurrences(codegen::gpu::PrintGpuSource(*program, codegen::gpu::Dialect::kOpencl), "vstore"))
+        int stores = CountOccurrences(cuda, "*reinterpret_cast<float");
+        EXPECT_EQ(stores, CountOccurrences(codegen::gpu::PrintGpuSource(*program, codegen::gpu::Dialect::kOpencl), "vstore"))
             << "the dialects decide alike";
         EXPECT_LE(stores, marked.count);
         vectorized_loops += marked.count;

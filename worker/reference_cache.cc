@@ -7,6 +7,7 @@
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/trace.h"
 #include "worker/tensor_data.h"
+#include "worker/workload_message.h"
 
 namespace tuned::worker {
 
@@ -37,6 +38,9 @@ StatusOr<std::shared_ptr<const ir::Workload>> RebuildWorkload(const v1::Workload
 StatusOr<v1::MeasureJob> ReferenceJob(const std::shared_ptr<const ir::Workload>& workload) {
   TUNED_ASSIGN_OR_RETURN(schedule::Trace trace, lower::DefaultScheduleTrace(workload));
   v1::MeasureJob job;
+  // The workload is part of the job's identity: the object cache keys builds by it, and two
+  // workloads of one shape family (every convolution, every matmul) have the same default trace.
+  *job.mutable_workload() = WorkloadMessage(*workload);
   schedule::TraceToProto(trace, job.mutable_trace());
   return job;
 }

@@ -144,6 +144,22 @@ TEST(MeasurementEngine, CompiledReferenceVerifiesLargeWorkloads) {
   EXPECT_EQ(engine->stats().reference_computations, 1);
 }
 
+TEST(MeasurementEngine, CompiledReferencesOfWorkloadsWithOneDefaultTraceAreBuiltApart) {
+  // Two matmuls of different shapes have the same default-schedule trace: the reference job
+  // carries its workload, or the object cache would hand the second the first one's kernel
+  // (a 7x7 stem's reference once ran on a 3x3 convolution's buffers and corrupted its heap).
+  auto engine = MakeEngine({.reference_max_evaluator_flops = 0});
+  ASSERT_NE(engine, nullptr);
+  for (const std::string spec : {"matmul(M=64,N=48,K=40,dtype=float32)",
+                                 "matmul(M=24,N=16,K=8,dtype=float32)"}) {
+    StatusOr<v1::MeasureResult> result = engine->Measure(MakeJob(spec, spec));
+    ASSERT_TRUE(result.ok()) << spec << ": " << result.status().ToString();
+    EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << spec << ": " << result->error();
+    EXPECT_LE(result->max_error(), 1e-4) << spec;
+  }
+  EXPECT_EQ(engine->stats().reference_computations, 2);
+}
+
 TEST(MeasurementEngine, ReferenceIsComputedOncePerWorkloadAndSeed) {
   auto engine = MakeEngine();
   ASSERT_NE(engine, nullptr);

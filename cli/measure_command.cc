@@ -5,6 +5,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
@@ -19,7 +20,7 @@ namespace {
 
 struct MeasureOptions {
   WorkloadFlags workload;
-  std::string trace_file;
+  std::vector<std::string> trace_files;  // several: timed together, interleaved
   std::string target;
   bool json = false;
   uint32_t repeat = 0;
@@ -88,17 +89,27 @@ void PrintText(const v1::MeasureJob& job, const v1::MeasureResult& result,
   }
 }
 
+// Several traces: each median against the fastest's (the group was timed interleaved).
+void PrintComparison(const std::vector<std::string>& traces,
+                     const std::vector<StatusOr<v1::MeasureResult>>& results) {
+  double fastest = 0;
+  for (const auto& result : results) {
+    if (result.ok() && result->status() == v1::MEASURE_STATUS_OK &&
+        (fastest == 0 || result->median_seconds() < fastest)) {
+      fastest = result->median_seconds();
+    }
+  }
+  if (fastest == 0) return;
+  std::printf("\ninterleaved: each trace's median / the fastest's\n");
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (!results[i].ok() || results[i]->status() != v1::MEASURE_STATUS_OK) continue;
+    std::printf("  %6.3f  %s us  %s\n", results[i]->median_seconds() / fastest,
+                Microseconds(results[i]->median_seconds()).c_str(), traces[i].c_str());
+  }
+}
+
 Status RunMeasure(const MeasureOptions& options) {
   TUNED_ASSIGN_OR_RETURN(ir::Workload workload, ResolveWorkload(options.workload));
-  v1::MeasureJob job;
-  job.set_job_id("cli");
-  *job.mutable_workload() = worker::WorkloadMessage(workload);
-  if (!options.trace_file.empty()) {
-    TUNED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(options.trace_file, "trace file"));
-    StatusOr<schedule::Trace> trace = schedule::TraceFromJson(text);
-    if (!trace.ok()) return trace.status().WithContext(options.trace_file);
-    schedule::TraceToProto(*trace, job.mutable_trace());
-  }
   v1::MeasureConfig config = worker::DefaultMeasureConfig();
   if (options.repeat > 0) config.set_repeat(options.repeat);
   if (options.min_repeat_ms >= 0) config.set_min_repeat_ms(options.min_repeat_ms);
@@ -108,32 +119,77 @@ Status RunMeasure(const MeasureOptions& options) {
   }
   if (options.flush_cache || options.no_flush_cache) config.set_flush_cache(options.flush_cache);
   if (options.seed_set) config.set_seed(options.seed);
-  *job.mutable_config() = config;
+
+  // One job per trace (none: the unscheduled program).
+  const std::vector<std::string> traces =
+      options.trace_files.empty() ? std::vector<std::string>{""} : options.trace_files;
+  std::vector<v1::MeasureJob> jobs;
+  for (const std::string& trace_file : traces) {
+    v1::MeasureJob& job = jobs.emplace_back();
+    job.set_job_id("cli-" + std::to_string(jobs.size()));
+    *job.mutable_workload() = worker::WorkloadMessage(workload);
+    if (!trace_file.empty()) {
+      TUNED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(trace_file, "trace file"));
+      StatusOr<schedule::Trace> trace = schedule::TraceFromJson(text);
+      if (!trace.ok()) return trace.status().WithContext(trace_file);
+      schedule::TraceToProto(*trace, job.mutable_trace());
+    }
+    *job.mutable_config() = config;
+  }
 
   worker::EngineOptions engine_options;
   engine_options.target = options.target;
   engine_options.worker_id = "tuned-measure";
+  // Several traces are timed as one group, their repeats taking turns, so that the machine's
+  // slower episodes fall on every one of them alike.
+  engine_options.interleave = int(jobs.size());
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<worker::MeasurementEngine> engine,
                          worker::CreateMeasurementEngine(engine_options));
-  *job.mutable_target() = engine->target();
-  TUNED_ASSIGN_OR_RETURN(v1::MeasureResult result, engine->Measure(job));
+  std::vector<StatusOr<v1::MeasureResult>> results(jobs.size(), InternalError("not measured"));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    *jobs[i].mutable_target() = engine->target();
+    engine->Submit(jobs[i], [&results, i](StatusOr<v1::MeasureResult> result) {
+      results[i] = std::move(result);
+    });
+  }
+  engine->Drain();
 
+  nlohmann::json json_results = nlohmann::json::array();
+  std::string failure;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    TUNED_ASSIGN_OR_RETURN(v1::MeasureResult result, results[i]);
+    const std::string& name = traces[i].empty() ? "(default schedule)" : traces[i];
+    if (options.json) {
+      TUNED_ASSIGN_OR_RETURN(nlohmann::json result_json, ToJson(result));
+      json_results.push_back({{"trace", traces[i]}, {"result", result_json}});
+    } else {
+      if (i > 0) std::printf("\n");
+      if (jobs.size() > 1) std::printf("trace     %s\n", name.c_str());
+      PrintText(jobs[i], result, engine->target());
+    }
+    if (result.status() != v1::MEASURE_STATUS_OK && failure.empty()) {
+      failure = "measurement of " + (jobs.size() > 1 ? name + " for " : std::string()) +
+                jobs[i].workload().key() + " failed: " + v1::MeasureStatus_Name(result.status()) +
+                ": " + result.error();
+    }
+  }
   if (options.json) {
-    TUNED_ASSIGN_OR_RETURN(nlohmann::json config_json, ToJson(job.config()));
-    TUNED_ASSIGN_OR_RETURN(nlohmann::json result_json, ToJson(result));
-    nlohmann::json out = {{"workload", job.workload().key()},
+    TUNED_ASSIGN_OR_RETURN(nlohmann::json config_json, ToJson(config));
+    nlohmann::json out = {{"workload", jobs[0].workload().key()},
                           {"target", engine->target().target()},
-                          {"config", config_json},
-                          {"result", result_json}};
+                          {"config", config_json}};
+    // One trace: its result; several: each with its trace file, in the order given.
+    if (jobs.size() == 1) {
+      out["result"] = json_results[0]["result"];
+    } else {
+      out["results"] = json_results;
+    }
     std::printf("%s\n", out.dump(2).c_str());
-  } else {
-    PrintText(job, result, engine->target());
+  } else if (jobs.size() > 1) {
+    PrintComparison(traces, results);
   }
   std::fflush(stdout);
-  if (result.status() != v1::MEASURE_STATUS_OK) {
-    return AbortedError("measurement of " + job.workload().key() + " failed: " +
-                        v1::MeasureStatus_Name(result.status()) + ": " + result.error());
-  }
+  if (!failure.empty()) return AbortedError(failure);
   return Status::Ok();
 }
 
@@ -142,12 +198,13 @@ Status RunMeasure(const MeasureOptions& options) {
 void RegisterMeasureCommand(Program& program) {
   auto options = std::make_shared<MeasureOptions>();
   CLI::App* cmd = program.AddCommand(
-      "measure", "Build, verify and time one candidate on this machine",
+      "measure", "Build, verify and time a candidate (or several, interleaved) on this machine",
       [options] { return RunMeasure(*options); });
   AddWorkloadFlags(*cmd, options->workload, "--workload,-w",
                    "Workload spec, e.g. 'matmul(M=256,N=256,K=256,dtype=float32)', or a stored key");
-  cmd->add_option("--trace", options->trace_file,
-                  "Trace (JSON, as `tuned lower` takes it); default: none (the unscheduled program)");
+  cmd->add_option("--trace", options->trace_files,
+                  "Trace (JSON, as `tuned lower` takes it); default: none (the unscheduled program). "
+                  "Repeat it to compare schedules: they are timed together, one repeat each in turn");
   cmd->add_option("--target", options->target, "Target string; default: this host");
   cmd->add_flag("--json", options->json, "Print the result as JSON");
   cmd->add_option("--repeat", options->repeat, "Timed repeats (default 5)");

@@ -43,6 +43,7 @@ struct TuneFlags {
   int top_k = -1;
   int top_k_rounds = -1;
   uint32_t slots = 0;  // 0: worker::DefaultSlots()
+  int interleave = worker::EngineOptions{}.interleave;
   size_t object_cache_mb = worker::EngineOptions{}.object_cache_bytes >> 20;
   int wait_s = 60;
 };
@@ -189,9 +190,9 @@ Status RunTune(const TuneFlags& flags) {
   embedded.engine.target = flags.target;
   const uint32_t slots = flags.slots == 0 ? worker::DefaultSlots() : flags.slots;
   embedded.engine.build_slots = int(slots);
+  embedded.engine.interleave = flags.interleave;
   embedded.engine.object_cache_bytes = flags.object_cache_mb << 20;
   embedded.engine.worker_id = "embedded";
-  embedded.slots = slots;
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<server::EmbeddedStack> stack,
                          server::EmbeddedStack::Start(embedded));
   spec.mutable_target()->set_target(stack->target().target());
@@ -257,9 +258,14 @@ void RegisterTuneCommand(Program& program) {
   cmd->add_option("--top-k-rounds", flags->top_k_rounds,
                   "Rounds of the final re-measure, one job per trace each (default 4)");
   cmd->add_option("--slots", flags->slots,
-                  "Embedded: jobs the local worker holds and builds at once (default: this machine's "
+                  "Embedded: jobs the local worker builds at once (default: this machine's "
                   "cores, at most 4; builds run between timing runs, or beside a GPU's runs)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--interleave", flags->interleave,
+                  "Embedded, CPU targets: jobs timed together, one repeat each in turn, so that the "
+                  "machine's slower episodes fall on all of them alike (1: one job at a time)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   cmd->add_option("--object-cache-mb", flags->object_cache_mb,
                   "Embedded: MiB of built objects the local worker keeps, so that re-measures of a "
                   "trace link it again instead of building it (0: build every job)")

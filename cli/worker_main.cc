@@ -34,6 +34,7 @@ struct WorkerFlags {
   ClientSecurityFlags security;
   std::string target;
   uint32_t slots = 0;  // 0: worker::DefaultSlots()
+  int interleave = worker::EngineOptions{}.interleave;
   size_t object_cache_mb = worker::EngineOptions{}.object_cache_bytes >> 20;
   int device = 0;
   std::string id;
@@ -57,7 +58,7 @@ StatusOr<MetricsHandle> StartMetrics(const WorkerFlags& flags, const worker::Wor
   observability::HttpEndpointOptions options;
   options.listen = flags.metrics_listen;
   options.routes.push_back(observability::MetricsRoute(
-      {std::make_shared<observability::WorkerMetrics>(client, engine, flags.slots)}));
+      {std::make_shared<observability::WorkerMetrics>(client, engine, engine.job_capacity())}));
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<observability::HttpEndpoint> endpoint,
                          observability::HttpEndpoint::Start(std::move(options)));
   std::printf("tuned-worker: metrics on http://%s:%d/metrics\n",
@@ -101,10 +102,10 @@ Status RunWorker(const WorkerFlags& given) {
   worker::EngineOptions engine_options;
   engine_options.target = flags.target;
   engine_options.build_slots = int(flags.slots);
+  engine_options.interleave = flags.interleave;
   engine_options.object_cache_bytes = flags.object_cache_mb << 20;
   engine_options.gpu_device = flags.device;
   options.channel = rpc::CreateClientChannel(connection.channel);
-  options.slots = flags.slots;
   options.max_reconnects = flags.max_reconnects;
   options.reconnect_max_ms = flags.reconnect_max_ms;
   options.calibrate = !flags.no_calibration;
@@ -119,11 +120,12 @@ Status RunWorker(const WorkerFlags& given) {
   engine_options.worker_id = options.worker_id;
   TUNED_ASSIGN_OR_RETURN(std::unique_ptr<worker::MeasurementEngine> engine,
                          worker::CreateMeasurementEngine(engine_options));
+  options.slots = engine->job_capacity();
   auto client = std::make_unique<worker::WorkerClient>(options, *engine);
   worker::WorkerClient* client_ptr = client.get();
   TUNED_ASSIGN_OR_RETURN(MetricsHandle metrics, StartMetrics(flags, *client, *engine));
   Logger("worker")->info("worker starting worker={} server={} target='{}' slots={}",
-                         client->worker_id(), flags.server, engine->target().target(), flags.slots);
+                         client->worker_id(), flags.server, engine->target().target(), options.slots);
 
   // A stop signal drains: the server sends no more jobs, the held ones are reported (Slurm's
   // scancel and Kubernetes send SIGTERM and wait before SIGKILL; the default timeout fits
@@ -162,8 +164,14 @@ int main(int argc, char** argv) {
   tuned::cli::AddClientSecurityFlags(app, flags->security);
   app.add_option("--target", flags->target, "Target to measure for (default: this machine)");
   app.add_option("--slots", flags->slots,
-                 "Jobs held and built at once (builds run between timing runs, stopped while a kernel "
+                 "Jobs built at once (builds run between timing runs, stopped while a kernel "
                  "is timed; beside a GPU's runs); default: this machine's cores, at most 4");
+  app.add_option("--interleave", flags->interleave,
+                 "CPU targets: jobs timed together, one repeat each in turn, so that the machine's "
+                 "slower episodes fall on all of them alike (1: one job at a time); the worker holds "
+                 "the larger of this and --slots")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   app.add_option("--object-cache-mb", flags->object_cache_mb,
                  "MiB of built objects kept, so that re-measures of a trace link it again instead of "
                  "building it (0: build every job)")

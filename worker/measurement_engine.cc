@@ -36,6 +36,9 @@ using Done = std::function<void(StatusOr<v1::MeasureResult>)>;
 // Set on the engine's own threads, where Measure() would wait for itself.
 thread_local bool t_engine_thread = false;
 
+// How long the timer waits for one more build to end before it times the group it holds.
+constexpr Clock::duration kGroupWait = std::chrono::milliseconds(1000);
+
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -113,6 +116,10 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   }
 
   ExclusiveGate* timing_gate() override { return &gate_; }
+
+  uint32_t job_capacity() const override {
+    return uint32_t(std::max({options_.build_slots, options_.interleave, 1}));
+  }
 
   EngineStats stats() const override {
     std::lock_guard lock(mu_);
@@ -341,6 +348,10 @@ class MeasurementEngineImpl final : public MeasurementEngine {
       --stats_.builds_in_flight;
     }
     const double build_seconds = built.seconds;
+    {
+      std::lock_guard lock(mu_);
+      last_build_end_ = Clock::now();
+    }
     if (!built.kernel.ok()) {
       v1::MeasureResult result = NewResult(job);
       result.set_build_seconds(build_seconds);
@@ -377,7 +388,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     }
   }
 
-  void TimeOne(Built& built) {
+  RunRequest TimingRequest(const Built& built) const {
     const WorkloadData& data = *built.data;
     RunRequest request;
     request.entry = built.kernel.entry;
@@ -389,12 +400,32 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     request.config = built.config;
     request.time_kernel = true;
     request.timeout_seconds = built.config.run_timeout_ms() / 1000.0;
-    StatusOr<RunOutcome> outcome = InternalError("not run");
+    return request;
+  }
+
+  // Times a group of built jobs together (interleaved when there are several) and delivers
+  // their results.
+  void TimeGroup(std::vector<Built>& group) {
+    std::vector<RunRequest> requests;
+    for (const Built& built : group) requests.push_back(TimingRequest(built));
+    std::vector<StatusOr<RunOutcome>> outcomes;
     {
       ExclusiveGate::Exclusive exclusive(gate_);
-      outcome = runner_.Run(request);
+      outcomes = runner_.RunInterleaved(requests);
     }
-    built.kernel = BuiltKernel();  // frees the machine code
+    if (group.size() > 1) {
+      std::lock_guard lock(mu_);
+      stats_.jobs_timed_interleaved += int64_t(group.size());
+    }
+    for (size_t i = 0; i < group.size(); ++i) {
+      group[i].kernel = BuiltKernel();  // frees the machine code
+      Deliver(group[i], requests[i], outcomes[i]);
+    }
+  }
+
+  // Turns a timed job's outcome into its result (verified against the reference) and finishes it.
+  void Deliver(Built& built, const RunRequest& request, StatusOr<RunOutcome>& outcome) {
+    const WorkloadData& data = *built.data;
     if (!outcome.ok()) return Finish(built.done, outcome.status());
 
     v1::MeasureResult result = NewResult(built.job);
@@ -439,19 +470,35 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     Finish(built.done, std::move(result));
   }
 
+  // Takes the built jobs as a group of up to `interleave`. Once one is built, it waits for the
+  // builds of the others it holds (they run while nothing is timed) while every build slot is
+  // busy, and then while builds keep ending: a build that takes kGroupWait longer than the
+  // last does not hold the group back (nor leave the cores it does not use idle).
   void TimeLoop() {
     t_engine_thread = true;
+    const size_t group_size = size_t(std::max(options_.interleave, 1));
     while (true) {
-      Built built;
+      std::vector<Built> group;
       {
         std::unique_lock lock(mu_);
         cv_.wait(lock, [&] { return !timing_queue_.empty() || (stopping_ && build_queue_.empty() &&
                                                                  builders_done()); });
         if (timing_queue_.empty()) return;
-        built = std::move(timing_queue_.front());
-        timing_queue_.pop_front();
+        while (timing_queue_.size() < group_size && !builders_done()) {
+          if (!build_queue_.empty()) {
+            cv_.wait(lock);
+            continue;
+          }
+          const Clock::time_point until = last_build_end_ + kGroupWait;
+          if (Clock::now() >= until) break;
+          cv_.wait_until(lock, until);
+        }
+        while (!timing_queue_.empty() && group.size() < group_size) {
+          group.push_back(std::move(timing_queue_.front()));
+          timing_queue_.pop_front();
+        }
       }
-      TimeOne(built);
+      TimeGroup(group);
     }
   }
 
@@ -477,6 +524,7 @@ class MeasurementEngineImpl final : public MeasurementEngine {
   std::deque<Built> timing_queue_;
   std::vector<std::unique_ptr<BuildSlot>> free_slots_;
   int outstanding_ = 0;     // submitted, `done` not yet called
+  Clock::time_point last_build_end_;  // of the latest build to end, built or not
   bool stopping_ = false;
   EngineStats stats_;
   std::vector<std::thread> builders_;

@@ -31,6 +31,11 @@ struct EngineOptions {
   std::string target;
   /// Jobs built concurrently (timing is always exclusive).
   int build_slots = 1;
+  /// CPU targets: jobs timed together, their repeats interleaved (Runner::RunInterleaved), so
+  /// that the host's slower episodes fall on every candidate of a group alike. The timer takes
+  /// the built jobs it holds, waiting for the builds of the others, up to this many; 1: one
+  /// job at a time. The worker then holds max(build_slots, interleave) jobs.
+  int interleave = 8;
   /// Identifies this worker in results.
   std::string worker_id;
   /// Address space a candidate's process may map beyond the worker's own, bytes (RLIMIT_AS in
@@ -73,6 +78,8 @@ struct EngineStats {
   // Measurement processes lost to a crash or a hang, each replaced by a fresh one: a CPU
   // candidate's child, or the GPU runner (started again for the next job).
   int64_t runner_restarts = 0;
+  // Jobs timed in a group of two or more, their repeats interleaved (EngineOptions::interleave).
+  int64_t jobs_timed_interleaved = 0;
 };
 
 class MeasurementEngine {
@@ -95,6 +102,9 @@ class MeasurementEngine {
 
   /// Waits until every submitted job has called its `done`.
   virtual void Drain() = 0;
+
+  /// Jobs a worker should hold at once for this engine (its slots in the server's eyes).
+  virtual uint32_t job_capacity() const = 0;
 
   /// Counters of the work done so far; engines that keep none return zeros.
   virtual EngineStats stats() const { return {}; }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "compiler/runtime/aligned_buffer.h"
@@ -58,7 +59,9 @@ bool LooksLikeMemoryExhaustion(const std::string& stderr_tail) {
 }
 
 // The child's side: everything between fork and _exit.
-int ChildMain(const RunRequest& request, void* shared, const uint8_t* flush, size_t flush_bytes) {
+// With `interleaved`, the child ends its turn between repeats (TurnTakingChild).
+int ChildMain(const RunRequest& request, void* shared, const uint8_t* flush, size_t flush_bytes,
+              bool interleaved) {
   auto* header = static_cast<RunHeader*>(shared);
   const size_t output_bytes = BufferBytes(request.output);
   runtime::AlignedBuffer output(std::max<size_t>(output_bytes, 1));
@@ -81,13 +84,17 @@ int ChildMain(const RunRequest& request, void* shared, const uint8_t* flush, siz
   header->kernel_seconds = first_run;
   if (request.time_kernel) {
     header->phase = kTiming;
-    KernelTiming timing = TimeKernel(request.entry, args.data(), request.config, flush, flush_bytes);
+    KernelTiming timing = TimeKernel(request.entry, args.data(), request.config, flush, flush_bytes,
+                                     interleaved ? std::function<void()>(EndTurn) : nullptr);
     header->number = timing.number;
     header->repeats = static_cast<uint32_t>(timing.repeat_seconds.size());
     std::copy(timing.repeat_seconds.begin(), timing.repeat_seconds.end(), header->repeat_seconds);
     header->kernel_seconds += timing.kernel_seconds;
   }
   header->phase = kDone;
+  // Timed: exit only when the whole group is (an exit tears down a process the size of the
+  // worker, which slowed the repeats timed beside it by a third).
+  if (interleaved) EndTurn();
   return 0;
 }
 
@@ -97,27 +104,88 @@ Runner::Runner(uint64_t memory_limit_bytes, uint64_t llc_bytes)
     : memory_limit_bytes_(memory_limit_bytes), llc_bytes_(llc_bytes) {}
 
 StatusOr<RunOutcome> Runner::Run(const RunRequest& request) {
-  const size_t output_bytes = BufferBytes(request.output);
-  TUNED_RETURN_IF_ERROR(results_.Reserve(kOutputOffset + std::max<size_t>(output_bytes, 64)));
-  std::memset(results_.data(), 0, sizeof(RunHeader));
-  uint64_t buffer_bytes = request.input_bytes + output_bytes;
-  for (uint64_t bytes : request.packed_bytes) buffer_bytes += bytes;
-  const bool cold = request.time_kernel && RunsCold(request.config, buffer_bytes, llc_bytes_);
-  const uint8_t* flush = nullptr;
-  const size_t flush_bytes = FlushBytes(llc_bytes_);
-  if (cold) {
-    if (flush_.size() < flush_bytes) {
-      TUNED_RETURN_IF_ERROR(flush_.Reserve(flush_bytes));
-      std::memset(flush_.data(), 1, flush_.size());  // real pages, not the shared zero page
-    }
-    flush = static_cast<uint8_t*>(flush_.data());
-  }
-  void* shared = results_.data();
-  TUNED_ASSIGN_OR_RETURN(
-      ChildOutcome child,
-      RunInChild([&] { return ChildMain(request, shared, flush, flush_bytes); },
-                 SandboxLimits{request.timeout_seconds, memory_limit_bytes_}));
+  return std::move(RunInterleaved({request}).front());
+}
 
+std::vector<StatusOr<RunOutcome>> Runner::RunInterleaved(const std::vector<RunRequest>& requests) {
+  const size_t count = requests.size();
+  std::vector<StatusOr<RunOutcome>> outcomes(count, InternalError("not run"));
+  while (results_.size() < count) results_.push_back(std::make_unique<SharedMemory>());
+  const size_t flush_bytes = FlushBytes(llc_bytes_);
+  struct Running {
+    std::unique_ptr<TurnTakingChild> child;
+    bool cold = false;
+  };
+  std::vector<Running> running(count);
+  for (size_t i = 0; i < count; ++i) {
+    const RunRequest& request = requests[i];
+    const size_t output_bytes = BufferBytes(request.output);
+    if (Status reserved = results_[i]->Reserve(kOutputOffset + std::max<size_t>(output_bytes, 64));
+        !reserved.ok()) {
+      outcomes[i] = reserved;
+      continue;
+    }
+    std::memset(results_[i]->data(), 0, sizeof(RunHeader));
+    uint64_t buffer_bytes = request.input_bytes + output_bytes;
+    for (uint64_t bytes : request.packed_bytes) buffer_bytes += bytes;
+    running[i].cold = request.time_kernel && RunsCold(request.config, buffer_bytes, llc_bytes_);
+    const uint8_t* flush = nullptr;
+    if (running[i].cold) {
+      if (flush_.size() < flush_bytes) {
+        if (Status reserved = flush_.Reserve(flush_bytes); !reserved.ok()) {
+          outcomes[i] = reserved;
+          continue;
+        }
+        std::memset(flush_.data(), 1, flush_.size());  // real pages, not the shared zero page
+      }
+      flush = static_cast<uint8_t*>(flush_.data());
+    }
+    void* shared = results_[i]->data();
+    const bool interleaved = count > 1;
+    StatusOr<std::unique_ptr<TurnTakingChild>> child = TurnTakingChild::Start(
+        [&request, shared, flush, flush_bytes, interleaved] {
+          return ChildMain(request, shared, flush, flush_bytes, interleaved);
+        },
+        SandboxLimits{request.timeout_seconds, memory_limit_bytes_});
+    if (!child.ok()) {
+      outcomes[i] = child.status();
+      continue;
+    }
+    running[i].child = std::move(child).value();
+  }
+  // Round robin, one turn each, until every child has been timed or has ended; then the timed
+  // ones exit, one more turn each.
+  auto header = [&](size_t i) { return static_cast<const RunHeader*>(results_[i]->data()); };
+  auto end = [&](size_t i) {
+    outcomes[i] = Outcome(requests[i], running[i].child->Reap(), *results_[i], running[i].cold);
+    running[i].child.reset();
+  };
+  std::vector<bool> timed(count, false);
+  for (bool any = true; any;) {
+    any = false;
+    for (size_t i = 0; i < count; ++i) {
+      if (running[i].child == nullptr || timed[i]) continue;
+      if (running[i].child->RunTurn() == TurnTakingChild::TurnEnd::kEnded) {
+        end(i);
+      } else if (header(i)->phase == kDone) {
+        timed[i] = true;
+      } else {
+        any = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (running[i].child == nullptr) continue;
+    while (running[i].child->RunTurn() == TurnTakingChild::TurnEnd::kYielded) {
+    }
+    end(i);
+  }
+  return outcomes;
+}
+
+RunOutcome Runner::Outcome(const RunRequest& request, const ChildOutcome& child,
+                           const SharedMemory& results, bool cold) const {
+  const void* shared = results.data();
   const auto* header = static_cast<const RunHeader*>(shared);
   RunOutcome outcome;
   outcome.child_seconds = child.wall_seconds;

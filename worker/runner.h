@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,11 +64,24 @@ class Runner {
   /// child could be started.
   StatusOr<RunOutcome> Run(const RunRequest& request);
 
+  /// Runs each request in a child of its own, their timings interleaved: the children take
+  /// turns (TurnTakingChild), one repeat a turn after a first turn of setup, verification run,
+  /// warm-up, calibration and first repeat. This host's speed changes over seconds (a
+  /// neighbour on the core, the memory's bandwidth): timed one after the other, a candidate's
+  /// figure depends on when it ran; interleaved, every candidate of the group meets the same
+  /// episodes. Each outcome as Run's, in the order of `requests`; a crash, hang or memory
+  /// breach ends its own child only. Same threading contract as Run.
+  std::vector<StatusOr<RunOutcome>> RunInterleaved(const std::vector<RunRequest>& requests);
+
  private:
+  // How the child of `request` ended, as a status, with what it reported in `results`.
+  RunOutcome Outcome(const RunRequest& request, const ChildOutcome& child,
+                     const SharedMemory& results, bool cold) const;
+
   uint64_t memory_limit_bytes_;
   uint64_t llc_bytes_;
-  SharedMemory results_;  // RunHeader, then the output
-  SharedMemory flush_;    // created on first use, shared so children never copy it
+  std::vector<std::unique_ptr<SharedMemory>> results_;  // per child: RunHeader, then the output
+  SharedMemory flush_;  // created on first use, shared so children never copy it
 };
 
 }  // namespace tuned::worker

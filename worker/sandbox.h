@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <shared_mutex>
 #include <string>
 
@@ -71,6 +72,41 @@ struct ChildOutcome {
 /// child while it runs; its stopped time counts towards neither the timeout nor wall_seconds.
 StatusOr<ChildOutcome> RunInChild(const std::function<int()>& body, const SandboxLimits& limits,
                                   ChildPause* pause = nullptr);
+
+/// A child of a group that takes turns on the CPU, so that the timings of several candidates
+/// interleave (worker/runner.h, Runner::RunInterleaved): the child waits for its first turn
+/// before it runs `body`, and EndTurn() inside `body` ends a turn and waits for the next. The
+/// parent runs one child's turn at a time. The limits are RunInChild's, except that the time
+/// limit counts the child's turns only: time spent waiting for a turn is not the candidate's.
+class TurnTakingChild {
+ public:
+  enum class TurnEnd { kYielded, kEnded };  // kEnded: exited, killed, or killed at its time limit
+
+  /// Forks the child; it runs nothing before its first turn. Errors only when it cannot be
+  /// started (pipe/fork failure).
+  static StatusOr<std::unique_ptr<TurnTakingChild>> Start(const std::function<int()>& body,
+                                                          const SandboxLimits& limits);
+  ~TurnTakingChild();  // a child that has not been reaped is killed and reaped
+
+  TurnTakingChild(const TurnTakingChild&) = delete;
+  TurnTakingChild& operator=(const TurnTakingChild&) = delete;
+
+  /// Lets the child run until it ends its turn (kYielded) or ends (kEnded: it exited or was
+  /// killed, or its time ran out and it was killed). Not after kEnded.
+  TurnEnd RunTurn();
+
+  /// After kEnded: how the child ended; wall_seconds is the time of its turns.
+  ChildOutcome Reap();
+
+ private:
+  struct State;
+  explicit TurnTakingChild(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+/// In the body of a TurnTakingChild: ends this turn and returns at the child's next one. Does
+/// nothing in any other process.
+void EndTurn();
 
 /// Held exclusively around every fork of RunInChild. Work in this process that a fork must not
 /// catch half-way (linking into a JIT: LLVM's locks would stay locked in the child) holds it

@@ -77,7 +77,8 @@ bool RunsCold(const v1::MeasureConfig& config, uint64_t buffer_bytes, uint64_t l
 }
 
 KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureConfig& config,
-                        const uint8_t* flush, size_t flush_bytes) {
+                        const uint8_t* flush, size_t flush_bytes,
+                        const std::function<void()>& between_repeats) {
   KernelTiming timing;
   const Clock::time_point start = Clock::now();
   for (uint32_t i = 0; i < config.warmup(); ++i) entry(args);
@@ -85,7 +86,7 @@ KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureC
   const bool cold = flush != nullptr;
   uint32_t number = cold ? 1 : std::max<uint32_t>(config.number(), 1);
   const double min_seconds = config.min_repeat_ms() / 1000.0;
-  double flush_seconds = 0;
+  double away_seconds = 0;  // flushing and waiting between repeats (others' turns): not the kernel's
   if (min_seconds > 0 && !cold) {
     while (number < kMaxNumber) {
       const double t = TimeRuns(entry, args, number);
@@ -101,15 +102,21 @@ KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureC
 
   timing.repeat_seconds.reserve(config.repeat());
   for (uint32_t r = 0; r < config.repeat(); ++r) {
+    if (r > 0 && between_repeats) {
+      const Clock::time_point away = Clock::now();
+      between_repeats();
+      away_seconds += std::chrono::duration<double>(Clock::now() - away).count();
+      if (!cold) entry(args);
+    }
     if (cold) {
       const Clock::time_point flush_start = Clock::now();
       FlushCaches(flush, flush_bytes);
-      flush_seconds += std::chrono::duration<double>(Clock::now() - flush_start).count();
+      away_seconds += std::chrono::duration<double>(Clock::now() - flush_start).count();
     }
     timing.repeat_seconds.push_back(TimeRuns(entry, args, number) / number);
   }
   timing.kernel_seconds =
-      std::chrono::duration<double>(Clock::now() - start).count() - flush_seconds;
+      std::chrono::duration<double>(Clock::now() - start).count() - away_seconds;
   return timing;
 }
 

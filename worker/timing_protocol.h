@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "common/status.h"
@@ -59,8 +60,13 @@ bool RunsCold(const v1::MeasureConfig& config, uint64_t buffer_bytes, uint64_t l
 
 /// Runs steps 1-3 on `entry(args)`; cold runs when `flush` (pages written once before) is not
 /// null: its `flush_bytes` are read through (common/cache_flush.h) before every single-run repeat.
+/// With `between_repeats` (interleaved timing: other candidates run their repeats in between),
+/// it is called before every repeat after the first, and a warm repeat then follows one untimed
+/// run, which brings the kernel's data back into the caches the others used; the time spent in
+/// `between_repeats` is not the kernel's.
 KernelTiming TimeKernel(KernelEntry entry, void* const* args, const v1::MeasureConfig& config,
-                        const uint8_t* flush, size_t flush_bytes);
+                        const uint8_t* flush, size_t flush_bytes,
+                        const std::function<void()>& between_repeats = nullptr);
 
 /// Median of `values` (mean of the middle two for an even count); 0 for none.
 double Median(std::vector<double> values);

@@ -48,6 +48,9 @@ std::vector<prometheus::MetricFamily> WorkerMetrics::Collect() const {
       "Measurement processes lost to a crash or a hang and replaced (a CPU candidate's child, "
       "the GPU runner)",
       MetricType::Counter, double(engine.runner_restarts));
+  add("tuned_worker_jobs_timed_interleaved_total",
+      "CPU targets: jobs timed in a group of two or more, their repeats taking turns",
+      MetricType::Counter, double(engine.jobs_timed_interleaved));
   add("tuned_worker_builds_overlapping_runs_total",
       "GPU targets: builds in progress while a candidate ran on the device (compiles the device "
       "did not wait for)",

@@ -34,7 +34,7 @@ StatusOr<std::unique_ptr<EmbeddedStack>> EmbeddedStack::Start(
   client_options.channel = embedded->stack_->server().InProcessChannel();
   client_options.token = embedded->token_;
   client_options.worker_id = options.engine.worker_id;
-  client_options.slots = options.slots;
+  client_options.slots = embedded->engine_->job_capacity();
   embedded->client_ = std::make_unique<worker::WorkerClient>(client_options, *embedded->engine_);
   EmbeddedStack* self = embedded.get();
   embedded->worker_thread_ = std::thread([self] { self->client_status_ = self->client_->Run(); });

@@ -21,10 +21,9 @@ namespace tuned::server {
 
 struct EmbeddedStackOptions {
   std::string db_path;
-  /// The local worker: its target (empty: this machine), build slots and worker id.
+  /// The local worker: its target (empty: this machine), build slots, jobs timed together
+  /// and worker id; it holds the jobs its engine asks for (MeasurementEngine::job_capacity).
   worker::EngineOptions engine;
-  /// Jobs the local worker holds at once.
-  uint32_t slots = 1;
 };
 
 class EmbeddedStack {

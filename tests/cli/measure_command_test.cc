@@ -72,6 +72,46 @@ TEST_F(MeasureCommandTest, JsonCarriesTheResultAndTheProtocol) {
   EXPECT_FALSE(out["result"]["device"]["model"].get<std::string>().empty());
 }
 
+TEST_F(MeasureCommandTest, SeveralTracesAreTimedTogetherAndComparedWithTheFastest) {
+  const std::string spec = "matmul(M=32,N=16,K=8,dtype=float32)";
+  const std::string tiled = WriteFile("tiled.json", schedule::TraceToJson(testing::TiledTrace(spec)));
+  const std::string plain = WriteFile("plain.json", schedule::TraceToJson(schedule::Trace{}));
+  const std::string flags = "--workload '" + spec + "' --trace " + tiled + " --trace " + plain +
+                            " --repeat 4 --min-repeat-ms 1";
+  Output json = Run(flags + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json out = nlohmann::json::parse(json.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(out.is_discarded()) << json.out;
+  ASSERT_EQ(out["results"].size(), 2u) << json.out;
+  EXPECT_EQ(out["results"][0]["trace"], tiled);
+  EXPECT_EQ(out["results"][1]["trace"], plain);
+  for (const nlohmann::json& entry : out["results"]) {
+    EXPECT_EQ(entry["result"]["status"], "MEASURE_STATUS_OK");
+    EXPECT_EQ(entry["result"]["repeat_seconds"].size(), 4u);
+  }
+  EXPECT_FALSE(out.contains("result"));
+
+  Output text = Run(flags);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("trace     " + tiled));
+  EXPECT_THAT(text.out, HasSubstr("trace     " + plain));
+  EXPECT_THAT(text.out, HasSubstr("interleaved: each trace's median / the fastest's"));
+  EXPECT_THAT(text.out, HasSubstr("   1.000  "));  // the fastest against itself
+}
+
+TEST_F(MeasureCommandTest, AFailingTraceAmongSeveralExitsOneNamingIt) {
+  const std::string spec = "matmul(M=16,N=16,K=16)";
+  schedule::Trace bad;
+  bad.instructions.push_back({schedule::InstKind::kGetBlock, {}, {}, {}, {"missing"}, {0}});
+  const std::string broken = WriteFile("broken.json", schedule::TraceToJson(bad));
+  const std::string plain = WriteFile("plain.json", schedule::TraceToJson(schedule::Trace{}));
+  Output run = Run("--workload '" + spec + "' --trace " + plain + " --trace " + broken);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.out, HasSubstr("status    OK"));  // the other trace's result is printed
+  EXPECT_THAT(run.err, HasSubstr(broken));
+  EXPECT_THAT(run.err, HasSubstr("COMPILE_ERROR"));
+}
+
 TEST_F(MeasureCommandTest, CandidateFailureExitsOneAndStillPrintsTheResult) {
   schedule::Trace bad;
   bad.instructions.push_back({schedule::InstKind::kGetBlock, {}, {}, {}, {"missing"}, {0}});

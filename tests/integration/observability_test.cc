@@ -134,7 +134,7 @@ class ObservabilityTest : public ::testing::Test {
 };
 
 TEST_F(ObservabilityTest, MetricsParseAndMoveDuringARealTask) {
-  ChildProcess& worker = cluster_.StartWorker("w1", {"--metrics-listen", "127.0.0.1:0", "--slots", "2"});
+  ChildProcess& worker = cluster_.StartWorker("w1", {"--metrics-listen", "127.0.0.1:0", "--slots", "2", "--interleave", "2"});
   ASSERT_TRUE(cluster_.WaitWorkers(1, 60s)) << Logs();
   const int worker_port = MetricsPort(worker);
   ASSERT_GT(worker_port, 0) << worker.Log();

@@ -104,6 +104,8 @@ class GpuEngine final : public MeasurementEngine {
     drained_.wait(lock, [&] { return outstanding_ == 0; });
   }
 
+  uint32_t job_capacity() const override { return uint32_t(std::max(options_.build_slots, 1)); }
+
   EngineStats stats() const override {
     std::lock_guard lock(mu_);
     EngineStats copy = stats_;

@@ -213,5 +213,31 @@ TEST_F(ContainedBuildSlotsTest, TimingDoesNotWaitForABuildInProgress) {
   EXPECT_GE(engine_->stats().builds_overlapping_runs, 1);
 }
 
+// Jobs submitted together are timed together (EngineOptions::interleave), their children taking
+// turns: a crash, a hang, a memory breach or a wrong answer ends its own candidate only.
+TEST_F(ContainedBuildSlotsTest, EachCandidateOfAnInterleavedGroupKeepsItsOwnFault) {
+  const std::vector<std::pair<std::string, Fault>> faulty = {
+      {"segv", Fault::kOutOfBoundsWrite}, {"endless", Fault::kEndlessLoop},
+      {"hog", Fault::kMemoryHog}, {"wrong", Fault::kWrongOutput}};
+  Submit(MakeJob(kSmallMatmul, "healthy0"));
+  for (const auto& [id, fault] : faulty) {
+    v1::MeasureJob job = MakeJob(kSmallMatmul, id);
+    job.mutable_config()->set_run_timeout_ms(1000);
+    faults_->Set(job.job_id(), fault);
+    Submit(job);
+  }
+  Submit(MakeJob(kSmallMatmul, "healthy1"));
+  engine_->Drain();
+  ASSERT_EQ(statuses_.size(), 6u);
+  EXPECT_EQ(statuses_["healthy0"], v1::MEASURE_STATUS_OK);
+  EXPECT_EQ(statuses_["healthy1"], v1::MEASURE_STATUS_OK);
+  EXPECT_EQ(statuses_["segv"], v1::MEASURE_STATUS_RUNTIME_ERROR);
+  EXPECT_EQ(statuses_["endless"], v1::MEASURE_STATUS_TIMEOUT);
+  EXPECT_EQ(statuses_["hog"], v1::MEASURE_STATUS_RUNTIME_ERROR);
+  EXPECT_EQ(statuses_["wrong"], v1::MEASURE_STATUS_WRONG_RESULT);
+  // The first job built waited for the others' builds and was timed with them.
+  EXPECT_GE(engine_->stats().jobs_timed_interleaved, 2);
+}
+
 }  // namespace
 }  // namespace tuned::worker

@@ -5,7 +5,7 @@
 // most 2% for kernels over 1 ms), plus what the final top-k re-measure cost per task.
 //
 //   build/bench/tuned_reproducibility_bench [--workload SPEC] [--trials N] [--top-k K]
-//                                           [--remeasures R]
+//                                           [--remeasures R] [--interleave N]
 //
 // Defaults: matmul 512x512x512 float32, 200 trials, top-k 5, 10 re-measurements (long: tens of
 // minutes on two cores). A plain program: its results are statistics over whole tuning runs.
@@ -37,6 +37,7 @@ struct Flags {
   uint32_t trials = 200;
   uint32_t top_k = 5;
   int remeasures = 10;
+  int interleave = worker::EngineOptions{}.interleave;  // jobs the worker times together
 };
 
 struct Run {
@@ -66,6 +67,7 @@ StatusOr<Run> TuneOnce(const Flags& flags, const std::string& db_path) {
   server::EmbeddedStackOptions options;
   options.db_path = db_path;
   options.engine.worker_id = "bench";
+  options.engine.interleave = flags.interleave;
   TUNED_ASSIGN_OR_RETURN(auto stack, server::EmbeddedStack::Start(options));
   rpc::TuningClient client(stack->connection());
   v1::TaskSpec spec;
@@ -177,15 +179,18 @@ int main(int argc, char** argv) {
       flags.top_k = uint32_t(std::atoi(argv[++i]));
     } else if (arg == "--remeasures" && has_value) {
       flags.remeasures = std::atoi(argv[++i]);
+    } else if (arg == "--interleave" && has_value) {
+      flags.interleave = std::atoi(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--workload SPEC] [--trials N] [--top-k K] [--remeasures R]\n",
+                   "usage: %s [--workload SPEC] [--trials N] [--top-k K] [--remeasures R] "
+                   "[--interleave N]\n",
                    argv[0]);
       return 2;
     }
   }
-  if (flags.trials == 0 || flags.remeasures < 2) {
-    std::fprintf(stderr, "--trials must be at least 1 and --remeasures at least 2\n");
+  if (flags.trials == 0 || flags.remeasures < 2 || flags.interleave < 1) {
+    std::fprintf(stderr, "--trials and --interleave must be at least 1 and --remeasures at least 2\n");
     return 2;
   }
   return tuned::Main(flags);

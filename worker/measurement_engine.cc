@@ -25,6 +25,7 @@
 #include "worker/gpu/gpu_engine.h"
 #include "worker/reference_cache.h"
 #include "worker/runner.h"
+#include "worker/tensor_data.h"
 #include "worker/timing_protocol.h"
 
 namespace tuned::worker {
@@ -388,6 +389,13 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     }
   }
 
+  // What a built job's child allocates of its own: its output and its packed buffers.
+  static uint64_t OwnBytes(const Built& built) {
+    uint64_t bytes = BufferBytes(built.data->workload->output_stage().output);
+    for (uint64_t packed : built.kernel.packed_bytes) bytes += packed;
+    return bytes;
+  }
+
   RunRequest TimingRequest(const Built& built) const {
     const WorkloadData& data = *built.data;
     RunRequest request;
@@ -493,7 +501,11 @@ class MeasurementEngineImpl final : public MeasurementEngine {
           if (Clock::now() >= until) break;
           cv_.wait_until(lock, until);
         }
+        uint64_t group_bytes = 0;
         while (!timing_queue_.empty() && group.size() < group_size) {
+          const uint64_t bytes = OwnBytes(timing_queue_.front());
+          if (!group.empty() && group_bytes + bytes > options_.interleave_bytes) break;
+          group_bytes += bytes;
           group.push_back(std::move(timing_queue_.front()));
           timing_queue_.pop_front();
         }

@@ -36,6 +36,10 @@ struct EngineOptions {
   /// the built jobs it holds, waiting for the builds of the others, up to this many; 1: one
   /// job at a time. The worker then holds max(build_slots, interleave) jobs.
   int interleave = 8;
+  /// The most memory of their own (outputs and packed buffers; the inputs are the worker's,
+  /// shared) a group's children may hold together: they all live until the group ends. A job
+  /// larger than this is timed alone.
+  uint64_t interleave_bytes = uint64_t{2} << 30;
   /// Identifies this worker in results.
   std::string worker_id;
   /// Address space a candidate's process may map beyond the worker's own, bytes (RLIMIT_AS in

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -237,6 +238,25 @@ TEST_F(ContainedBuildSlotsTest, EachCandidateOfAnInterleavedGroupKeepsItsOwnFaul
   EXPECT_EQ(statuses_["wrong"], v1::MEASURE_STATUS_WRONG_RESULT);
   // The first job built waited for the others' builds and was timed with them.
   EXPECT_GE(engine_->stats().jobs_timed_interleaved, 2);
+}
+
+TEST(InterleavedGroups, AGroupStaysWithinItsMemoryBudget) {
+  // Each 32x32 matmul's output is 4 KiB: with room for one, every job is timed alone.
+  EngineOptions options;
+  options.build_slots = 2;
+  options.interleave_bytes = 4096;
+  auto engine = testing::MakeEngine(options);
+  ASSERT_NE(engine, nullptr);
+  std::atomic<int> ok = 0;
+  for (int i = 0; i < 4; ++i) {
+    engine->Submit(MakeJob(kSmallMatmul, "alone" + std::to_string(i)),
+                   [&ok](StatusOr<v1::MeasureResult> result) {
+                     if (result.ok() && result->status() == v1::MEASURE_STATUS_OK) ++ok;
+                   });
+  }
+  engine->Drain();
+  EXPECT_EQ(ok.load(), 4);
+  EXPECT_EQ(engine->stats().jobs_timed_interleaved, 0);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "compiler/ir/tdl/elaborate.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <iomanip>
 #include <limits>
@@ -256,8 +257,16 @@ class Elaborator {
     if (!type.empty() && type != "f32" && type != "f64") {
       return Error(e.token, "unknown float suffix in '" + text + "'; expected f32 or f64");
     }
-    return MakeFloat(std::strtod(digits.c_str(), nullptr),
-                     type == "f64" ? DataType::Float64() : DataType::Float32());
+    // A literal past its dtype's range would be an infinity, which the language cannot write
+    // back (found by fuzz_workload_language: '6665e0533…' printed as 'inf').
+    const bool f64 = type == "f64";
+    const double v = std::strtod(digits.c_str(), nullptr);
+    if (!std::isfinite(f64 ? v : double(static_cast<float>(v)))) {
+      return Error(e.token, "float '" + text + "' is out of range for " +
+                                std::string(f64 ? "float64" : "float32") + "; expected at most " +
+                                (f64 ? "1.797e+308" : "3.403e+38") + " in magnitude");
+    }
+    return MakeFloat(v, f64 ? DataType::Float64() : DataType::Float32());
   }
 
   // ---- stages ----

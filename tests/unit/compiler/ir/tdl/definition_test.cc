@@ -171,6 +171,14 @@ TEST(Definition, ErrorsAreOneLineWithPositionTokenAndExpectation) {
        "op.tdl:1:26: '*' overflows 64-bit integers in a shape; expected extents that fit"},
       {"param M = 9223372036854775807 + 1\ninput A: float32[M]\nB[i: 4] = A[i]",
        "op.tdl:1:31: '+' overflows 64-bit integers in a shape"},
+      // Found by fuzz_workload_language: a literal that overflows is an infinity, which does
+      // not print back.
+      {"input X: float64[8]\nY[i: 8]: float64 = max(X[i], 6665e053333333333333333330f64)",
+       "op.tdl:2:30: float '6665e053333333333333333330f64' is out of range for float64; expected "
+       "at most 1.797e+308 in magnitude"},
+      {"input X: float32[8]\nY[i: 8] = X[i] * 4e38",
+       "op.tdl:2:18: float '4e38' is out of range for float32; expected at most 3.403e+38 in "
+       "magnitude"},
       {"input A: float32[4]\nB[i: 4] = A[i] +", "op.tdl:2:17: unexpected 'end of statement'; expected an expression"},
       {"input A: flaot32[4]", "op.tdl:1:10: unknown dtype 'flaot32'; expected float32"},
   };

@@ -347,12 +347,9 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     {
       std::lock_guard lock(mu_);
       --stats_.builds_in_flight;
-    }
-    const double build_seconds = built.seconds;
-    {
-      std::lock_guard lock(mu_);
       last_build_end_ = Clock::now();
     }
+    const double build_seconds = built.seconds;
     if (!built.kernel.ok()) {
       v1::MeasureResult result = NewResult(job);
       result.set_build_seconds(build_seconds);

@@ -112,6 +112,7 @@ std::vector<StatusOr<RunOutcome>> Runner::RunInterleaved(const std::vector<RunRe
   std::vector<StatusOr<RunOutcome>> outcomes(count, InternalError("not run"));
   while (results_.size() < count) results_.push_back(std::make_unique<SharedMemory>());
   const size_t flush_bytes = FlushBytes(llc_bytes_);
+  const bool interleaved = count > 1;  // a child alone runs its repeats back to back
   struct Running {
     std::unique_ptr<TurnTakingChild> child;
     bool cold = false;
@@ -141,7 +142,6 @@ std::vector<StatusOr<RunOutcome>> Runner::RunInterleaved(const std::vector<RunRe
       flush = static_cast<uint8_t*>(flush_.data());
     }
     void* shared = results_[i]->data();
-    const bool interleaved = count > 1;
     StatusOr<std::unique_ptr<TurnTakingChild>> child = TurnTakingChild::Start(
         [&request, shared, flush, flush_bytes, interleaved] {
           return ChildMain(request, shared, flush, flush_bytes, interleaved);

@@ -13,7 +13,6 @@
 #include "common/logging.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
-#include "compiler/ir/evaluator.h"
 #include "target/target_proto.h"
 #include "worker/builder.h"
 #include "worker/child_pause.h"
@@ -440,16 +439,11 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     result.set_error(outcome->error);
     if (outcome->status == v1::MEASURE_STATUS_OK) {
       if (built.config.verify()) {
-        const double error = ir::MaxRelativeError(outcome->output, data.reference);
-        result.set_max_error(error);
-        if (!(error <= data.tolerance)) {
-          char message[200];
-          std::snprintf(message, sizeof(message),
-                        "max relative error %.3g exceeds the %s tolerance %.0e (reference: %s)",
-                        error, request.output->dtype.ToString().c_str(), data.tolerance,
-                        data.reference_source.c_str());
+        const WorkloadData::Verdict verdict = data.Verify(outcome->output);
+        result.set_max_error(verdict.max_error);
+        if (!verdict.failure.empty()) {
           result.set_status(v1::MEASURE_STATUS_WRONG_RESULT);
-          result.set_error(message);
+          result.set_error(verdict.failure);
         }
       }
       if (result.status() == v1::MEASURE_STATUS_OK) {

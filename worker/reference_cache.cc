@@ -1,6 +1,7 @@
 #include "worker/reference_cache.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "compiler/ir/evaluator.h"
 #include "compiler/ir/op_library.h"
@@ -16,6 +17,19 @@ std::vector<const void*> WorkloadData::InputPointers() const {
   pointers.reserve(inputs.size());
   for (const runtime::AlignedBuffer& input : inputs) pointers.push_back(input.data());
   return pointers;
+}
+
+WorkloadData::Verdict WorkloadData::Verify(const std::vector<double>& output) const {
+  Verdict verdict;
+  verdict.max_error = ir::MaxRelativeError(output, reference, reference_scale);
+  if (!(verdict.max_error <= tolerance)) {
+    char message[200];
+    std::snprintf(message, sizeof(message), "max relative error %.3g exceeds the %s tolerance %.0e (reference: %s)",
+                  verdict.max_error, workload->output_stage().output->dtype.ToString().c_str(), tolerance,
+                  reference_source.c_str());
+    verdict.failure = message;
+  }
+  return verdict;
 }
 
 StatusOr<std::shared_ptr<const ir::Workload>> RebuildWorkload(const v1::Workload& workload) {
@@ -111,9 +125,10 @@ StatusOr<std::shared_ptr<const WorkloadData>> ReferenceCache::Compute(
 
   if (workload->flops() <= max_evaluator_flops_) {
     StatusOr<std::map<std::string, std::vector<double>>> stages = InternalError("not evaluated");
+    std::map<std::string, std::vector<double>> scales;
     {
       ExclusiveGate::Shared share(gate_);
-      stages = ir::EvaluateReference(*workload, inputs);
+      stages = ir::EvaluateReference(*workload, inputs, &scales);
     }
     if (!stages.ok()) return stages.status().WithContext("reference of " + workload->key());
     auto it = stages->find(workload->output_stage().name);
@@ -122,6 +137,9 @@ StatusOr<std::shared_ptr<const WorkloadData>> ReferenceCache::Compute(
                            workload->output_stage().name);
     }
     data->reference = std::move(it->second);
+    if (auto scale = scales.find(workload->output_stage().name); scale != scales.end()) {
+      data->reference_scale = std::move(scale->second);
+    }
     data->reference_source = "float64 evaluator";
   } else {
     TUNED_ASSIGN_OR_RETURN(data->reference, compiled_(*data));

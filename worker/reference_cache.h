@@ -38,10 +38,20 @@ struct WorkloadData {
   uint64_t seed = 0;
   std::vector<runtime::AlignedBuffer> inputs;  // in argument order
   std::vector<double> reference;               // the expected output
+  std::vector<double> reference_scale;         // a summed output's root sum of squares of its terms, or empty
   std::string reference_source;                // "float64 evaluator" or "compiled default schedule"
   double tolerance = 0;                        // of MaxRelativeError for the output dtype
 
   std::vector<const void*> InputPointers() const;
+
+  /// A kernel's output checked against the reference: its largest relative error
+  /// (ir::MaxRelativeError with the reference's scales), and a one-line reason where that
+  /// exceeds the tolerance (empty where it does not).
+  struct Verdict {
+    double max_error = 0;
+    std::string failure;
+  };
+  Verdict Verify(const std::vector<double>& output) const;
 };
 
 /// Rebuilds a wire workload from its key and checks that key_sha256 (when set) matches.

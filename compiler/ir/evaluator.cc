@@ -1,5 +1,6 @@
 #include "compiler/ir/evaluator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -164,7 +165,8 @@ std::map<std::string, std::vector<double>> RandomInputs(const Workload& workload
 }
 
 StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
-    const Workload& workload, const std::map<std::string, std::vector<double>>& inputs) {
+    const Workload& workload, const std::map<std::string, std::vector<double>>& inputs,
+    std::map<std::string, std::vector<double>>* sum_scales) {
   std::map<const BufferNode*, HostTensor> storage;
   ExprEvaluator eval;
   for (const Buffer& b : workload.inputs()) {
@@ -183,6 +185,11 @@ StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
     eval.tensors[st.output.get()] = &out;
     std::vector<int64_t> point(st.axes.size(), 0), rpoint(st.reduce_axes.size(), 0);
     double init = eval.Eval(st.Init());
+    std::vector<double>* scales = nullptr;
+    if (sum_scales != nullptr && st.reduce == ReduceKind::kSum) {
+      scales = &(*sum_scales)[st.name];
+      scales->assign(size_t(st.output->num_elements()), 0.0);
+    }
     // Walk the output row-major; for each point walk the reduction domain row-major.
     for (int64_t flat = 0; flat < st.output->num_elements(); ++flat) {
       int64_t rem = flat;
@@ -190,7 +197,7 @@ StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
         eval.vars[st.axes[d].var.get()] = rem % st.axes[d].extent;
         rem /= st.axes[d].extent;
       }
-      double acc = init;
+      double acc = init, squares = 0;
       int64_t rsize = 1;
       for (const Axis& r : st.reduce_axes) rsize *= r.extent;
       for (int64_t rflat = 0; rflat < rsize; ++rflat) {
@@ -202,12 +209,13 @@ StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
         double v = eval.Eval(st.body);
         switch (st.reduce) {
           case ReduceKind::kNone: acc = v; break;
-          case ReduceKind::kSum: acc += v; break;
+          case ReduceKind::kSum: acc += v, squares += v * v; break;
           case ReduceKind::kMax: acc = std::max(acc, v); break;
           case ReduceKind::kMin: acc = std::min(acc, v); break;
         }
       }
       out.data[flat] = acc;
+      if (scales != nullptr) (*scales)[size_t(flat)] = std::sqrt(squares);
       if (!eval.error().ok()) return eval.error().WithContext("reference of stage " + st.name);
     }
     results[st.name] = out.data;
@@ -215,11 +223,13 @@ StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
   return results;
 }
 
-double MaxRelativeError(const std::vector<double>& actual, const std::vector<double>& expected) {
-  if (actual.size() != expected.size()) return INFINITY;
+double MaxRelativeError(const std::vector<double>& actual, const std::vector<double>& expected,
+                        const std::vector<double>& scales) {
+  if (actual.size() != expected.size() || (!scales.empty() && scales.size() != expected.size())) return INFINITY;
   double worst = 0;
   for (size_t i = 0; i < actual.size(); ++i) {
-    double err = std::fabs(actual[i] - expected[i]) / std::max(1.0, std::fabs(expected[i]));
+    const double scale = std::max({1.0, std::fabs(expected[i]), scales.empty() ? 0.0 : scales[i]});
+    double err = std::fabs(actual[i] - expected[i]) / scale;
     if (std::isnan(err)) return INFINITY;
     worst = std::max(worst, err);
   }

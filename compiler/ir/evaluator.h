@@ -66,12 +66,21 @@ class ExprEvaluator : private ExprFunctor<double(const Expr&)> {
 std::map<std::string, std::vector<double>> RandomInputs(const Workload& workload, uint64_t seed);
 
 /// Evaluates every stage of the definition in float64 (no rounding); returns each stage's
-/// values by stage name.
+/// values by stage name. With `sum_scales`, also returns there, for each stage that sums, the
+/// root sum of squares of each output element's terms: the scale of its rounding error
+/// (MaxRelativeError).
 StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
-    const Workload& workload, const std::map<std::string, std::vector<double>>& inputs);
+    const Workload& workload, const std::map<std::string, std::vector<double>>& inputs,
+    std::map<std::string, std::vector<double>>* sum_scales = nullptr);
 
-/// Largest error of `actual` against `expected`, relative to max(1, |expected|).
-double MaxRelativeError(const std::vector<double>& actual, const std::vector<double>& expected);
+/// Largest error of `actual` against `expected`, relative to max(1, |expected|, scale) where
+/// scale is the element's entry of `scales` (none where it is empty). A sum's rounding error
+/// grows with its terms, not with its result: terms of both signs that cancel leave a small
+/// result with the rounding of large partial sums, so a sum is judged against the root sum of
+/// squares of its terms (its spread for random terms), which a dropped or repeated term still
+/// exceeds many times over.
+double MaxRelativeError(const std::vector<double>& actual, const std::vector<double>& expected,
+                        const std::vector<double>& scales = {});
 
 /// The tolerance of MaxRelativeError for outputs of `type`.
 double ToleranceFor(DataType type);

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <future>
 #include <mutex>
@@ -19,7 +18,6 @@
 #include "compiler/codegen/gpu/gpu_candidate.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
-#include "compiler/ir/evaluator.h"
 #include "target/target_proto.h"
 #include "worker/builder.h"
 #include "worker/contained_build.h"
@@ -355,14 +353,11 @@ class GpuEngine final : public MeasurementEngine {
     }
     result.set_status(v1::MEASURE_STATUS_OK);
     if (config.verify()) {
-      const double error = ir::MaxRelativeError(FromKernelBuffer(output, reply.output().data()), data->reference);
-      result.set_max_error(error);
-      if (!(error <= data->tolerance)) {
-        char message[200];
-        std::snprintf(message, sizeof(message), "max relative error %.3g exceeds the %s tolerance %.0e (reference: %s)",
-                      error, output->dtype.ToString().c_str(), data->tolerance, data->reference_source.c_str());
+      const WorkloadData::Verdict verdict = data->Verify(FromKernelBuffer(output, reply.output().data()));
+      result.set_max_error(verdict.max_error);
+      if (!verdict.failure.empty()) {
         result.set_status(v1::MEASURE_STATUS_WRONG_RESULT);
-        result.set_error(message);
+        result.set_error(verdict.failure);
       }
     }
     if (result.status() == v1::MEASURE_STATUS_OK) {

@@ -160,6 +160,23 @@ TEST(MeasurementEngine, CompiledReferencesOfWorkloadsWithOneDefaultTraceAreBuilt
   EXPECT_EQ(engine->stats().reference_computations, 2);
 }
 
+TEST(MeasurementEngine, AFloat32SumThatCancelsIsJudgedAgainstItsTerms) {
+  // A serial float32 sum of 2^20 values in [-1, 1] (the unscheduled program) rounds at every
+  // step; on seeds whose values cancel, that rounding exceeded 1e-4 of the small result, and a
+  // correct kernel was WRONG_RESULT. Against the terms' spread (about 590) it is far within.
+  auto engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  const std::string spec = "tdl: input a: float32[1, 1048576]; s[i: 1, j: 1]: float32 = sum[k: 1048576](a[i, k])";
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    v1::MeasureJob job = MakeJob(spec, "sum-" + std::to_string(seed));
+    job.mutable_config()->set_seed(seed);
+    StatusOr<v1::MeasureResult> result = engine->Measure(job);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->status(), v1::MEASURE_STATUS_OK) << "seed " << seed << ": " << result->error();
+    EXPECT_GT(result->max_error(), 0) << "seed " << seed << ": a float32 sum of 2^20 terms rounds";
+  }
+}
+
 TEST(MeasurementEngine, ReferenceIsComputedOncePerWorkloadAndSeed) {
   auto engine = MakeEngine();
   ASSERT_NE(engine, nullptr);

@@ -104,11 +104,12 @@ Status RunRunModel(const RunModelFlags& flags) {
   const model::Float32Tensors constants = model::ConstantsOf<model::Float32Values>(loaded.graph);
   const model::Float32Tensors inputs32 = model::Converted<model::Float32Values>(inputs);
   const model::KernelExecutorOf<model::Float32Values> executor = kernels->executor();
-  // A run frees its tensors and the next allocates them again. Kept on the heap and mapped, as
-  // an inference engine's arena keeps them, rather than mmap'd and unmapped at every free: a
-  // fresh mapping costs a page fault per 4 KiB touched, which for a ResNet stem's output was
-  // twice the kernel's own time, and for a 64 MiB softmax output 3.5 ms of its kernel's 8.9.
-  // No mmap at all: glibc's largest mmap threshold (32 MiB) is below such tensors.
+  // A run frees its tensors and the next allocates them again. Kept mapped, as an inference
+  // engine's arena keeps them, rather than mmap'd and unmapped at every free: a fresh mapping
+  // costs a page fault per 4 KiB touched, which for a ResNet stem's output was twice the
+  // kernel's own time, and for a 64 MiB softmax output 3.5 ms of its kernel's 8.9. Tensors of a
+  // huge page or more are the runtime's own mappings, kept for the next of their size
+  // (runtime::TryAllocateAligned); smaller ones stay on the heap, which never maps nor trims here.
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::vector<double> totals, inside;

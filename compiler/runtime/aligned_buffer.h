@@ -20,12 +20,20 @@ namespace tuned::runtime {
 inline constexpr size_t kHugePageBytes = size_t(2) << 20;
 
 /// `bytes` (rounded up to a whole number of alignment units, at least one) of uninitialised
-/// memory aligned to 64 bytes, freed with std::free; nullptr when there is none. A buffer of
-/// kHugePageBytes or more is rounded up to whole huge pages and asks the kernel for them.
+/// memory aligned to 64 bytes, freed with FreeAligned; nullptr when there is none. A buffer of
+/// kHugePageBytes or more is rounded up to whole huge pages, asks the kernel for them, and is a
+/// mapping of its own that FreeAligned keeps for the next buffer of its size (up to
+/// kMaxIdleLargeBytes of them): a model run allocates the same tensors again.
 void* TryAllocateAligned(size_t bytes);
 
 /// TryAllocateAligned that throws std::bad_alloc when there is no memory.
 void* AllocateAligned(size_t bytes);
+
+/// Frees memory from TryAllocateAligned (nullptr: nothing).
+void FreeAligned(void* ptr);
+
+/// The most bytes of freed large buffers kept mapped for reuse; past it they are unmapped.
+inline constexpr size_t kMaxIdleLargeBytes = size_t(1) << 30;
 
 class AlignedBuffer {
  public:
@@ -47,7 +55,7 @@ class AlignedBuffer {
 
  private:
   struct Free {
-    void operator()(void* p) const { std::free(p); }
+    void operator()(void* p) const { FreeAligned(p); }
   };
   std::unique_ptr<void, Free> data_;
   size_t bytes_ = 0;
@@ -62,7 +70,7 @@ struct AlignedAllocator {
   template <typename U>
   AlignedAllocator(const AlignedAllocator<U>&) {}
   T* allocate(size_t n) { return static_cast<T*>(AllocateAligned(n * sizeof(T))); }
-  void deallocate(T* p, size_t) { std::free(p); }
+  void deallocate(T* p, size_t) { FreeAligned(p); }
   // A vector sized by a count leaves its elements uninitialised, as an inference engine's arena
   // leaves a kernel's output: the kernel writes every element, and zeroing first both costs a pass
   // over the tensor and leaves it dirty in the calling core's cache for the kernel's other threads.

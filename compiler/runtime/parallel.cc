@@ -59,6 +59,6 @@ void* tuned_runtime_alloc(int64_t bytes) {
   return ptr;
 }
 
-void tuned_runtime_free(void* ptr) { std::free(ptr); }
+void tuned_runtime_free(void* ptr) { tuned::runtime::FreeAligned(ptr); }
 
 }  // extern "C"

@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(COMPARE))
 from compare_onnxruntime import ensure_onnxruntime, last_level_cache_bytes  # noqa: E402
 
 MIN_SAMPLE_SECONDS = 0.02  # per timing sample of onnxruntime and oneDNN: long enough for small ops
+PAIRS, PAIR_RUNS = 7, 10  # a cold op's paired roofline: probe, kernel runs, probe (paired_roofline)
 
 
 def run_json(command):
@@ -125,6 +126,8 @@ def sweep_shape(shape, a, tuned, onednn):
             row.setdefault("round_read_gbs", []).append(max(p["read_gbs"] for p in around))
             if tuned_improved:
                 row.update(read_gbs=max(p["read_gbs"] for p in around), triad_gbs=max(p["triad_gbs"] for p in around))
+    if row["cold"]:
+        paired_roofline(row, shape, a, tuned, model, os.path.join(work, "run", shape.name + ".so"))
     # The ratio pairs the runtimes within a round (timed seconds apart, so a slower episode of the
     # host falls on all of them) and takes the median over the rounds; the fastest times of
     # different rounds may come from different episodes (kept as best_of_rounds_ratio).
@@ -132,6 +135,30 @@ def sweep_shape(shape, a, tuned, onednn):
     row["best_of_rounds_ratio"] = best / row["tuned_kernel_seconds"]
     row["ratio"] = statistics.median(row["round_ratios"])
     return row
+
+
+def paired_roofline(row, shape, a, tuned, model, library):
+    """A cold op's share of the memory bandwidth with both measured within a second: PAIRS times
+    the bandwidth probe, tuned's kernel (run-model, PAIR_RUNS cold runs) and the probe again;
+    each pair's share is the op's bytes at the mean of its two probes over the kernel's median,
+    and the op's is the median over the pairs. This host's memory changes speed from second to
+    second (33-57 GB/s read within one sweep), so a probe a round apart says little of the
+    speed the kernel ran at."""
+    pairs = []
+    for _ in range(PAIRS):
+        before = measure_peak(a.machine_peak, "--memory-only", "--seconds", "0.1")
+        out, rc, err = run_json([tuned, "run-model", "--model", model, "--library", library,
+                                 "--repeat", PAIR_RUNS, "--flush-cache", "--json"])
+        if out is None or rc != 0:
+            row["paired_roofline_error"] = f"run-model failed ({rc}): {err}"
+            return
+        after = measure_peak(a.machine_peak, "--memory-only", "--seconds", "0.1")
+        key = "triad_gbs" if row["bandwidth"] == "triad" else "read_gbs"
+        gbs = (before[key] + after[key]) / 2
+        pairs.append({"gbs": gbs, "kernel_seconds": out["kernel_median_seconds"],
+                      "share": shape.bytes() * 1e-9 / gbs / out["kernel_median_seconds"]})
+    row["paired_roofline"] = pairs
+    row["paired_roofline_share"] = statistics.median(p["share"] for p in pairs)
 
 
 def trials_to_95(db):
@@ -184,14 +211,16 @@ def print_table(rows, onednn_built, peak):
               f"{r['gflop'] / r['tuned_kernel_seconds']:>8.1f} {r['roofline_share']:>8.1%} "
               f"{us(r['tuned_run_seconds']):>10} "
               f"{us(r['onnxruntime_seconds']):>10} {us(r.get('onednn_seconds')):>10} {r['ratio']:>6.2f}  {check}"
-              + ("  cold, read GB/s " + "/".join(f"{g:.0f}" for g in r.get("round_read_gbs", [])) if r.get("cold") else ""))
+              + ("  cold, read GB/s " + "/".join(f"{g:.0f}" for g in r.get("round_read_gbs", [])) if r.get("cold") else "")
+              + (f", paired roofline {r['paired_roofline_share']:.1%}" if "paired_roofline_share" in r else ""))
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     if geomean:
         print(f"geometric mean of the ratios over {len(ratios)} shapes: {geomean:.3f}")
     print("tuned us: median time inside tuned's kernel (run-model's kernel_median_seconds); roofline: the op's "
           "time at the FMA peak or the read (triad, for ops that write as much as they read) bandwidth / tuned us;\n"
-          "a cold op's bandwidth is measured around the round of tuned's time (GB/s column: read, per round);\nrun us: the whole run-model step; "
+          "a cold op's bandwidth is measured around the round of tuned's time (GB/s column: read, per round);\n"
+          "paired roofline: the median over 7 pairs of the share against the mean of two probes just before and after 10 cold runs;\nrun us: the whole run-model step; "
           "ratio: the faster library's time / tuned's within a round, median over the rounds (> 1: tuned is faster); cold: tensors larger than the "
           "last-level cache, every runtime timed one run at a time after a cache flush"
           + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))

@@ -39,9 +39,13 @@ class LargeBlocks {
         return ptr;
       }
     }
-    // Mapped a huge page longer, then trimmed to the aligned part.
+    // Mapped a huge page longer, then trimmed to the aligned part. Where memory runs out, the
+    // idle blocks of other sizes go back first.
     const size_t mapped = bytes + kHugePageBytes;
     void* raw = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED && ReleaseIdle()) {
+      raw = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
     if (raw == MAP_FAILED) return nullptr;
     const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
     const uintptr_t aligned = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
@@ -58,6 +62,18 @@ class LargeBlocks {
     std::lock_guard lock(mu_);
     live_[ptr] = bytes;
     return ptr;
+  }
+
+  // Unmaps every idle block; false when there was none.
+  bool ReleaseIdle() {
+    std::multimap<size_t, void*> idle;
+    {
+      std::lock_guard lock(mu_);
+      idle.swap(idle_);
+      idle_bytes_ = 0;
+    }
+    for (const auto& [bytes, ptr] : idle) munmap(ptr, bytes);
+    return !idle.empty();
   }
 
   void Lock() { mu_.lock(); }

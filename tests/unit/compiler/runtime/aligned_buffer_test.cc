@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "compiler/runtime/parallel.h"
 
 namespace tuned::runtime {
@@ -105,6 +109,33 @@ TEST(AlignedAllocator, AFreedLargeBufferIsReusedWithItsPagesForTheNextOfItsSize)
   void* scratch = tuned_runtime_alloc(int64_t(elements * sizeof(float)));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(scratch) % kHugePageBytes, 0u);
   tuned_runtime_free(scratch);
+}
+
+// Idle blocks are a cache, not a reservation: where a new mapping does not fit, they go back and
+// the allocation is tried again. A child process with its address space capped runs it.
+TEST(AlignedAllocator, IdleBlocksGoBackWhereANewBufferDoesNotFit) {
+  const size_t idle = 160 * kHugePageBytes / 2, wanted = 200 * kHugePageBytes / 2;  // 160, 200 MiB
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Room for the wanted buffer, not for it beside the idle one.
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    size_t mapped = 0;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmSize:", 0) == 0) mapped = size_t(std::stoll(line.substr(7))) << 10;
+    }
+    const rlimit cap{mapped + wanted + 96 * kHugePageBytes / 2, mapped + wanted + 96 * kHugePageBytes / 2};
+    if (mapped == 0 || setrlimit(RLIMIT_AS, &cap) != 0) _exit(2);
+    FreeAligned(AllocateAligned(idle));  // kept mapped for reuse
+    void* buffer = TryAllocateAligned(wanted);
+    _exit(buffer != nullptr ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << (WEXITSTATUS(status) == 1 ? "the idle block was not given back"
+                                                                   : "could not cap the child's address space");
 }
 
 }  // namespace

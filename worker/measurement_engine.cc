@@ -423,12 +423,12 @@ class MeasurementEngineImpl final : public MeasurementEngine {
     }
     for (size_t i = 0; i < group.size(); ++i) {
       group[i].kernel = BuiltKernel();  // frees the machine code
-      Deliver(group[i], requests[i], outcomes[i]);
+      Deliver(group[i], outcomes[i]);
     }
   }
 
   // Turns a timed job's outcome into its result (verified against the reference) and finishes it.
-  void Deliver(Built& built, const RunRequest& request, StatusOr<RunOutcome>& outcome) {
+  void Deliver(Built& built, StatusOr<RunOutcome>& outcome) {
     const WorkloadData& data = *built.data;
     if (!outcome.ok()) return Finish(built.done, outcome.status());
 

@@ -125,10 +125,9 @@ StatusOr<std::shared_ptr<const WorkloadData>> ReferenceCache::Compute(
 
   if (workload->flops() <= max_evaluator_flops_) {
     StatusOr<std::map<std::string, std::vector<double>>> stages = InternalError("not evaluated");
-    std::map<std::string, std::vector<double>> scales;
     {
       ExclusiveGate::Shared share(gate_);
-      stages = ir::EvaluateReference(*workload, inputs, &scales);
+      stages = ir::EvaluateReference(*workload, inputs, &data->reference_scale);
     }
     if (!stages.ok()) return stages.status().WithContext("reference of " + workload->key());
     auto it = stages->find(workload->output_stage().name);
@@ -137,9 +136,6 @@ StatusOr<std::shared_ptr<const WorkloadData>> ReferenceCache::Compute(
                            workload->output_stage().name);
     }
     data->reference = std::move(it->second);
-    if (auto scale = scales.find(workload->output_stage().name); scale != scales.end()) {
-      data->reference_scale = std::move(scale->second);
-    }
     data->reference_source = "float64 evaluator";
   } else {
     TUNED_ASSIGN_OR_RETURN(data->reference, compiled_(*data));

@@ -144,6 +144,7 @@ def paired_roofline(row, shape, a, tuned, model, library):
     and the op's is the median over the pairs. This host's memory changes speed from second to
     second (33-57 GB/s read within one sweep), so a probe a round apart says little of the
     speed the kernel ran at."""
+    key = "triad_gbs" if row["bandwidth"] == "triad" else "read_gbs"
     pairs = []
     for _ in range(PAIRS):
         before = measure_peak(a.machine_peak, "--memory-only", "--seconds", "0.1")
@@ -153,7 +154,6 @@ def paired_roofline(row, shape, a, tuned, model, library):
             row["paired_roofline_error"] = f"run-model failed ({rc}): {err}"
             return
         after = measure_peak(a.machine_peak, "--memory-only", "--seconds", "0.1")
-        key = "triad_gbs" if row["bandwidth"] == "triad" else "read_gbs"
         gbs = (before[key] + after[key]) / 2
         pairs.append({"gbs": gbs, "kernel_seconds": out["kernel_median_seconds"],
                       "share": shape.bytes() * 1e-9 / gbs / out["kernel_median_seconds"]})

@@ -166,7 +166,7 @@ std::map<std::string, std::vector<double>> RandomInputs(const Workload& workload
 
 StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
     const Workload& workload, const std::map<std::string, std::vector<double>>& inputs,
-    std::map<std::string, std::vector<double>>* sum_scales) {
+    std::vector<double>* output_scale) {
   std::map<const BufferNode*, HostTensor> storage;
   ExprEvaluator eval;
   for (const Buffer& b : workload.inputs()) {
@@ -179,17 +179,16 @@ StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
     eval.tensors[b.get()] = &t;
   }
   std::map<std::string, std::vector<double>> results;
+  if (output_scale != nullptr) output_scale->clear();
   for (const ComputeStage& st : workload.stages()) {
     HostTensor& out = storage[st.output.get()];
     out = {st.output, std::vector<double>(st.output->num_elements()), false};
     eval.tensors[st.output.get()] = &out;
     std::vector<int64_t> point(st.axes.size(), 0), rpoint(st.reduce_axes.size(), 0);
     double init = eval.Eval(st.Init());
-    std::vector<double>* scales = nullptr;
-    if (sum_scales != nullptr && st.reduce == ReduceKind::kSum) {
-      scales = &(*sum_scales)[st.name];
-      scales->assign(size_t(st.output->num_elements()), 0.0);
-    }
+    std::vector<double>* scales =
+        &st == &workload.output_stage() && st.reduce == ReduceKind::kSum ? output_scale : nullptr;
+    if (scales != nullptr) scales->assign(size_t(st.output->num_elements()), 0.0);
     // Walk the output row-major; for each point walk the reduction domain row-major.
     for (int64_t flat = 0; flat < st.output->num_elements(); ++flat) {
       int64_t rem = flat;

@@ -66,12 +66,12 @@ class ExprEvaluator : private ExprFunctor<double(const Expr&)> {
 std::map<std::string, std::vector<double>> RandomInputs(const Workload& workload, uint64_t seed);
 
 /// Evaluates every stage of the definition in float64 (no rounding); returns each stage's
-/// values by stage name. With `sum_scales`, also returns there, for each stage that sums, the
-/// root sum of squares of each output element's terms: the scale of its rounding error
-/// (MaxRelativeError).
+/// values by stage name. With `output_scale`, also returns there, where the output stage sums,
+/// the root sum of squares of each of its elements' terms: the scale of its rounding error
+/// (MaxRelativeError); left empty where it does not sum.
 StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
     const Workload& workload, const std::map<std::string, std::vector<double>>& inputs,
-    std::map<std::string, std::vector<double>>* sum_scales = nullptr);
+    std::vector<double>* output_scale = nullptr);
 
 /// Largest error of `actual` against `expected`, relative to max(1, |expected|, scale) where
 /// scale is the element's entry of `scales` (none where it is empty). A sum's rounding error

@@ -99,24 +99,17 @@ TEST_F(InterleavedTest, TheTimeLimitCountsAChildsOwnTurnsOnly) {
   std::vector<std::unique_ptr<TurnTakingChild>> children;
   // 0.1 s a turn for three turns against a 0.5 s limit, beside a partner that takes 0.3 s a turn:
   // 1.2 s of wall time, 0.3 s of its own.
-  children.push_back(StartChild(
-      [] {
-        for (int turn = 0; turn < 3; ++turn) {
-          usleep(100'000);
-          EndTurn();
-        }
-        return 0;
-      },
-      0.5));
-  children.push_back(StartChild(
-      [] {
-        for (int turn = 0; turn < 3; ++turn) {
-          usleep(300'000);
-          EndTurn();
-        }
-        return 0;
-      },
-      10));
+  auto three_turns_of = [](useconds_t each) {
+    return [each] {
+      for (int turn = 0; turn < 3; ++turn) {
+        usleep(each);
+        EndTurn();
+      }
+      return 0;
+    };
+  };
+  children.push_back(StartChild(three_turns_of(100'000), 0.5));
+  children.push_back(StartChild(three_turns_of(300'000), 10));
   std::vector<ChildOutcome> outcomes = RunRoundRobin(children);
   ASSERT_EQ(outcomes[0].kind, ChildOutcome::Kind::kExited);
   EXPECT_GE(outcomes[0].wall_seconds, 0.3);

@@ -6,6 +6,7 @@
 
 #include "server/search/cpu_rules_internal.h"
 #include "server/search/sketch_rules_internal.h"
+#include "server/search/vector_axis.h"
 
 namespace tuned::search::rules {
 
@@ -119,9 +120,20 @@ Status FuseRows(Schedule& sch, const std::vector<std::string>& in_rows, const Se
   TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(output));
   TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
   if (loops.size() < 2) return InvalidArgumentError("no rows to fuse reductions into");
-  TUNED_RETURN_IF_ERROR(TileInVectors(sch, loops.back(), ctx).status());
+  TUNED_ASSIGN_OR_RETURN(std::vector<LoopRV> row_vectors, TileInVectors(sch, loops.back(), ctx));
   std::vector<LoopRV> outer(loops.begin(), loops.end() - 1);
   TUNED_ASSIGN_OR_RETURN(LoopRV rows, FuseAll(sch, outer));
+  if (SharesAnInputAcrossRows(sch, sch.StageOf(block))) {
+    // A step of the output covers one to kMaxFusedRowsTogether rows (a decision), each vector
+    // of the input they share loaded once for them all; their reductions run one row after
+    // another before it. Without such an input, the decision only widened the space: a softmax
+    // tuned no faster with it.
+    TUNED_ASSIGN_OR_RETURN(auto together, sch.SamplePerfectTile(rows, 2, kMaxFusedRowsTogether));
+    TUNED_ASSIGN_OR_RETURN(auto row_tiles, sch.Split(rows, {together[0], together[1]}));
+    TUNED_RETURN_IF_ERROR(sch.Reorder({row_tiles[0], row_vectors[0], row_tiles[1], row_vectors[1]}));
+    TUNED_RETURN_IF_ERROR(sch.Unroll(row_tiles[1]));
+    rows = row_tiles[0];
+  }
   for (auto it = in_rows.rbegin(); it != in_rows.rend(); ++it) {
     TUNED_ASSIGN_OR_RETURN(BlockRV inner, sch.GetBlock(*it));
     if (!sch.state().stages[sch.StageOf(inner)].is_reduction()) {

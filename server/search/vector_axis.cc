@@ -99,4 +99,21 @@ bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lane
   return reduction_contiguous;
 }
 
+bool SharesAnInputAcrossRows(const schedule::Schedule& sch, int stage) {
+  const Stage& st = sch.state().stages[stage];
+  if (st.axes.size() < 2) return false;
+  ir::VarBounds bounds;
+  for (const auto* axes : {&st.axes, &st.reduce_axes}) {
+    for (const ir::Axis& a : *axes) bounds[a.var.get()] = ir::Interval{0, a.extent - 1};
+  }
+  for (const ir::Load* load : Loads(sch.state(), st, /*stages_too=*/false)) {
+    bool same_for_every_row = true;
+    for (size_t a = 0; a + 1 < st.axes.size(); ++a) {
+      same_for_every_row &= Classify(*load, st.axes[a].var, bounds) == AlongAxis::kInvariant;
+    }
+    if (same_for_every_row && Classify(*load, st.axes.back().var, bounds) != AlongAxis::kInvariant) return true;
+  }
+  return false;
+}
+
 }  // namespace tuned::search

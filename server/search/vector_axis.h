@@ -34,6 +34,11 @@ std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch
 /// mean over the last axis), a matrix-vector product along the matrix's rows.
 bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lanes);
 
+/// Whether `stage` reads a workload input that is the same for every row (invariant along every
+/// axis but the last) and varies along the row: layer norm's scale and bias, a bias added to
+/// every row. Several rows a step then load each vector of it once for them all.
+bool SharesAnInputAcrossRows(const schedule::Schedule& sch, int stage);
+
 }  // namespace tuned::search
 
 #endif  // TUNED_SERVER_SEARCH_VECTOR_AXIS_H_

@@ -81,6 +81,36 @@ TEST_F(RowReductionTest, FusedRowsComputeEachExponentialOnceInsideTheRowLoop) {
   EXPECT_EQ(prefetches, (std::set<std::string>{"", " prefetch_ahead=1", " prefetch_ahead=2"}));
 }
 
+TEST_F(RowReductionTest, FusedRowsStepOverSeveralRowsInsideEachVectorOfTheRow) {
+  // Layer norm with a scale and a bias, as the model importer writes it: each vector of the
+  // scale and the bias serves every row of a step.
+  SearchContext ctx = ContextFor(
+      "tdl: input x: float32[6, 100]; input scale: float32[100]; input bias: float32[100]; "
+      "mean_sum[i: 6, j: 1]: float32 = sum[ri: 100](x[i, ri]); "
+      "centered[i: 6, j: 100]: float32 = x[i, j] - mean_sum[i, 0] / 100.0; "
+      "square_sum[i: 6, j: 1]: float32 = sum[ri: 100](centered[i, ri] * centered[i, ri]); "
+      "out[i: 6, j: 100]: float32 = centered[i, j] / sqrt(square_sum[i, 0] / 100.0 + 0.00001) * scale[j] + bias[j]");
+  const std::regex step("for out\\.i_0 in \\[0, \\+([0-9]+)\\) parallel");
+  const std::regex rows_inside_vectors(
+      "for out\\.j_0 in \\[0, \\+[0-9]+\\):\n *for out\\.i_1 in \\[0, \\+([0-9]+)\\) unrolled:\n"
+      " *for out\\.j_1 in \\[0, \\+[0-9]+\\) vectorized");
+  std::set<int> rows_seen;
+  for (const std::string& program : SampleAndCheck(ctx, "tile+reduction-lanes+fused-rows+recompute", 16)) {
+    std::smatch steps, inside;
+    ASSERT_TRUE(std::regex_search(program, steps, step)) << program;
+    // A step of one row has no loop over its rows (lowering drops a loop of one iteration).
+    const int rows = std::regex_search(program, inside, rows_inside_vectors) ? std::stoi(inside[1]) : 1;
+    EXPECT_EQ(CountMatches(program, "out\\.i_1") > 0, rows > 1) << program;
+    EXPECT_EQ(std::stoi(steps[1]) * rows, 6) << program;
+    // Both moments of every row of the step are computed inside it, before its output.
+    EXPECT_EQ(CountMatches(program, "allocate (mean|square)_sum: float32\\[" + std::to_string(rows) + ", 1\\]"), 2)
+        << program;
+    rows_seen.insert(rows);
+  }
+  EXPECT_GE(rows_seen.size(), 2u) << "the rows of a step are a decision of the search";
+  EXPECT_GT(*rows_seen.rbegin(), 1);
+}
+
 TEST_F(RowReductionTest, FusedRowsMayRecomputeWhatSeveralPassesReadInsteadOfKeepingIt) {
   // Layer norm as the model importer writes it: the centred values feed the sum of squares and
   // the output.

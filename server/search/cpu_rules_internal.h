@@ -47,11 +47,12 @@ std::vector<std::string> SharedElementwise(const schedule::Schedule& sch);
 /// The most rows one step of fused rows covers.
 inline constexpr int kMaxFusedRowsTogether = 4;
 
-/// The output stage's rows (every loop but the last, fused) in parallel (where it reads an input
-/// every row shares, one to kMaxFusedRowsTogether at a time, a decision, inside its last loop's
-/// vectors), its last loop in vectors, and the stages
-/// `in_rows` (row reductions and shared elementwise stages, producers first) computed inside each
-/// step, so a row is read from memory once and its later passes hit the cache.
+/// The output stage's rows (every loop but the last, fused) in parallel, its last loop in vectors,
+/// and the stages `in_rows` (row reductions and shared elementwise stages, producers first)
+/// computed inside each step, so a row is read from memory once and its later passes hit the
+/// cache. A step is one row, or, where the output reads an input every row shares
+/// (SharesAnInputAcrossRows), one to kMaxFusedRowsTogether rows (a decision) unrolled inside
+/// each vector of the last loop.
 Status FuseRows(schedule::Schedule& sch, const std::vector<std::string>& in_rows, const SearchContext& ctx);
 
 }  // namespace tuned::search::rules

@@ -220,7 +220,8 @@ def print_table(rows, onednn_built, peak):
     print("tuned us: median time inside tuned's kernel (run-model's kernel_median_seconds); roofline: the op's "
           "time at the FMA peak or the read (triad, for ops that write as much as they read) bandwidth / tuned us;\n"
           "a cold op's bandwidth is measured around the round of tuned's time (GB/s column: read, per round);\n"
-          "paired roofline: the median over 7 pairs of the share against the mean of two probes just before and after 10 cold runs;\nrun us: the whole run-model step; "
+          f"paired roofline: the median over {PAIRS} pairs of the share against the mean of two probes just before and after "
+          f"{PAIR_RUNS} cold runs;\nrun us: the whole run-model step; "
           "ratio: the faster library's time / tuned's within a round, median over the rounds (> 1: tuned is faster); cold: tensors larger than the "
           "last-level cache, every runtime timed one run at a time after a cache flush"
           + ("" if onednn_built else "; oneDNN not built (tuned_onednn_op missing): ratios against onnxruntime only"))

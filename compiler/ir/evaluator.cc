@@ -208,7 +208,10 @@ StatusOr<std::map<std::string, std::vector<double>>> EvaluateReference(
         double v = eval.Eval(st.body);
         switch (st.reduce) {
           case ReduceKind::kNone: acc = v; break;
-          case ReduceKind::kSum: acc += v, squares += v * v; break;
+          case ReduceKind::kSum:
+            acc += v;
+            squares += v * v;
+            break;
           case ReduceKind::kMax: acc = std::max(acc, v); break;
           case ReduceKind::kMin: acc = std::min(acc, v); break;
         }

@@ -42,10 +42,9 @@ class LargeBlocks {
     // Mapped a huge page longer, then trimmed to the aligned part. Where memory runs out, the
     // idle blocks of other sizes go back first.
     const size_t mapped = bytes + kHugePageBytes;
-    void* raw = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED && ReleaseIdle()) {
-      raw = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    }
+    auto map = [mapped] { return mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); };
+    void* raw = map();
+    if (raw == MAP_FAILED && ReleaseIdle()) raw = map();
     if (raw == MAP_FAILED) return nullptr;
     const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
     const uintptr_t aligned = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;

@@ -27,6 +27,15 @@ std::vector<const ir::Load*> Loads(const schedule::ScheduleState& state, const S
   return finder.loads;
 }
 
+// Every axis of the stage, spatial and reduction, over its whole extent.
+ir::VarBounds BoundsOf(const Stage& st) {
+  ir::VarBounds bounds;
+  for (const auto* axes : {&st.axes, &st.reduce_axes}) {
+    for (const ir::Axis& a : *axes) bounds[a.var.get()] = ir::Interval{0, a.extent - 1};
+  }
+  return bounds;
+}
+
 // How a load moves along an axis: not at all, contiguously, or with unit stride in one
 // dimension that is not the last (a panel makes it contiguous); anything else: nullopt.
 enum class AlongAxis { kInvariant, kContiguous, kPanel };
@@ -51,10 +60,7 @@ std::optional<AlongAxis> Classify(const ir::Load& load, const ir::Var& axis, con
 std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch, int stage, int lanes) {
   const Stage& st = sch.state().stages[stage];
   if (st.axes.size() < 2) return std::nullopt;
-  ir::VarBounds bounds;
-  for (const auto* axes : {&st.axes, &st.reduce_axes}) {
-    for (const ir::Axis& a : *axes) bounds[a.var.get()] = ir::Interval{0, a.extent - 1};
-  }
+  const ir::VarBounds bounds = BoundsOf(st);
   std::vector<const ir::Load*> loads = Loads(sch.state(), st, /*stages_too=*/false);
   const ir::Axis& last = st.axes.back();
   bool last_is_poor = last.extent % lanes != 0;
@@ -86,10 +92,7 @@ std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch
 bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lanes) {
   const Stage& st = sch.state().stages[stage];
   if (st.reduce_axes.empty() || st.reduce_axes.back().extent < 2 * lanes) return false;
-  ir::VarBounds bounds;
-  for (const auto* axes : {&st.axes, &st.reduce_axes}) {
-    for (const ir::Axis& a : *axes) bounds[a.var.get()] = ir::Interval{0, a.extent - 1};
-  }
+  const ir::VarBounds bounds = BoundsOf(st);
   bool reduction_contiguous = false;
   for (const ir::Load* load : Loads(sch.state(), st, /*stages_too=*/true)) {
     std::optional<AlongAxis> along = Classify(*load, st.reduce_axes.back().var, bounds);
@@ -102,10 +105,7 @@ bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lane
 bool SharesAnInputAcrossRows(const schedule::Schedule& sch, int stage) {
   const Stage& st = sch.state().stages[stage];
   if (st.axes.size() < 2) return false;
-  ir::VarBounds bounds;
-  for (const auto* axes : {&st.axes, &st.reduce_axes}) {
-    for (const ir::Axis& a : *axes) bounds[a.var.get()] = ir::Interval{0, a.extent - 1};
-  }
+  const ir::VarBounds bounds = BoundsOf(st);
   for (const ir::Load* load : Loads(sch.state(), st, /*stages_too=*/false)) {
     bool same_for_every_row = true;
     for (size_t a = 0; a + 1 < st.axes.size(); ++a) {

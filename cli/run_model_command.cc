@@ -29,6 +29,7 @@ struct RunModelFlags {
   std::string inputs_dir;
   std::string save_dir;
   uint32_t repeat = 10;
+  double min_sample_seconds = 0;
   uint64_t seed = 0;
   bool check = false;
   bool json = false;
@@ -78,6 +79,7 @@ StatusOr<model::TensorValues> Inputs(const RunModelFlags& flags, const model::Gr
 
 Status RunRunModel(const RunModelFlags& flags) {
   if (flags.repeat == 0) return InvalidArgumentError("--repeat must be at least 1");
+  if (!(flags.min_sample_seconds >= 0)) return InvalidArgumentError("--min-sample-seconds must not be negative");
   TUNED_ASSIGN_OR_RETURN(LoadedModel loaded, LoadModel(flags.model));
   const std::string manifest_path = ManifestPath(flags.library);
   std::ifstream manifest_file(manifest_path);
@@ -115,15 +117,27 @@ Status RunRunModel(const RunModelFlags& flags) {
   std::vector<double> totals, inside;
   model::TensorValues outputs;
   const std::vector<uint8_t> flush(flags.flush_cache ? FlushBytes(ProbeHostCaches().LastLevel()) : 0, 1);
+  // A sample runs the model until it lasts --min-sample-seconds and keeps the time per run, as
+  // the sweep times the libraries it compares with: samples of a few milliseconds each make the
+  // median span about as long a stretch of the host's time as theirs. A cold sample is one run
+  // after its flush.
+  uint32_t runs = 0;
   for (uint32_t r = 0; r < flags.repeat; ++r) {
-    FlushCaches(flush.data(), flush.size());
-    kernels->reset_kernel_seconds();
-    const auto start = std::chrono::steady_clock::now();
-    TUNED_ASSIGN_OR_RETURN(model::Float32Tensors out,
-                           model::RunModel(loaded.graph, loaded.tasks, constants, inputs32, executor));
-    totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    inside.push_back(kernels->kernel_seconds());
-    if (r == 0) outputs = model::Converted<std::vector<double>>(out);
+    double sample = 0, sample_inside = 0;
+    uint32_t sample_runs = 0;
+    do {
+      FlushCaches(flush.data(), flush.size());
+      kernels->reset_kernel_seconds();
+      const auto start = std::chrono::steady_clock::now();
+      TUNED_ASSIGN_OR_RETURN(model::Float32Tensors out,
+                             model::RunModel(loaded.graph, loaded.tasks, constants, inputs32, executor));
+      sample += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      sample_inside += kernels->kernel_seconds();
+      if (runs++ == 0) outputs = model::Converted<std::vector<double>>(out);
+      ++sample_runs;
+    } while (!flags.flush_cache && sample < flags.min_sample_seconds);
+    totals.push_back(sample / sample_runs);
+    inside.push_back(sample_inside / sample_runs);
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -142,7 +156,7 @@ Status RunRunModel(const RunModelFlags& flags) {
   }
   const double tolerance = ir::ToleranceFor(ir::DataType::Float32());
   if (flags.json) {
-    nlohmann::json out = {{"model", flags.model.path}, {"library", flags.library}, {"runs", flags.repeat},
+    nlohmann::json out = {{"model", flags.model.path}, {"library", flags.library}, {"samples", flags.repeat}, {"runs", runs},
                           {"cold", flags.flush_cache}, {"median_seconds", median(totals)}, {"kernel_median_seconds", median(inside)},
                           {"kernels", loaded.tasks.kernels.size()}, {"outside", loaded.tasks.partition.outside.size()}};
     if (all_recorded) out["estimated_seconds"] = estimated;
@@ -151,8 +165,8 @@ Status RunRunModel(const RunModelFlags& flags) {
   } else {
     std::printf("model     %s: %zu kernels from %s, %zu nodes outside them\n", flags.model.path.c_str(),
                 loaded.tasks.kernels.size(), flags.library.c_str(), loaded.tasks.partition.outside.size());
-    std::printf("latency   %s median of %u runs; %s of it inside the kernels\n", FormatSeconds(median(totals)).c_str(),
-                flags.repeat, FormatSeconds(median(inside)).c_str());
+    std::printf("latency   %s median of %u samples (%u runs); %s of it inside the kernels\n",
+                FormatSeconds(median(totals)).c_str(), flags.repeat, runs, FormatSeconds(median(inside)).c_str());
     if (all_recorded) std::printf("estimated %s (Σ weight × recorded median of each task)\n", FormatSeconds(estimated).c_str());
     if (flags.check) std::printf("check     max relative error %.3g against the float64 reference (tolerance %.0e)\n", error, tolerance);
   }
@@ -174,7 +188,9 @@ void RegisterRunModelCommand(Program& program) {
   cmd->add_option("--library", flags->library, "The library (its manifest OUT.json beside it)")->required();
   cmd->add_option("--inputs", flags->inputs_dir, "Read each model input from DIR/NAME.bin (raw float32); default: seeded random values in [-1, 1]");
   cmd->add_option("--save", flags->save_dir, "Write the inputs and outputs to DIR/NAME.bin (raw float32)");
-  cmd->add_option("--repeat", flags->repeat, "Timed runs")->capture_default_str();
+  cmd->add_option("--repeat", flags->repeat, "Timed samples, the median reported")->capture_default_str();
+  cmd->add_option("--min-sample-seconds", flags->min_sample_seconds,
+                  "Each sample runs the model until it lasts this long and keeps the time per run (default: one run a sample)");
   cmd->add_flag("--flush-cache", flags->flush_cache,
                 "Flush the CPU caches before every timed run (untimed): every run starts cold");
   cmd->add_option("--seed", flags->seed, "Seed of the random inputs")->capture_default_str();

@@ -5,8 +5,8 @@
 
 For each shape (all by default): the one-node model is written, tuned into a fresh log
 (`tuned tune --model`), then compare_onnxruntime.py compiles it, times it through `tuned
-run-model` (R runs), checks its output against onnxruntime's and times onnxruntime (R samples
-of >= 20 ms each); tuned_onednn_op times the op in oneDNN. Every runtime runs in its own
+run-model`, checks its output against onnxruntime's and times onnxruntime (each R samples of
+>= 20 ms); tuned_onednn_op times the op in oneDNN (15 samples of >= 20 ms). Every runtime runs in its own
 process. An op whose tensors exceed the last-level cache runs cold in all three (--flush-cache:
 one run per sample, each after an untimed read through 4x the cache, at least 256 MiB), as the
 worker measures it while tuning. Prints the table (ratio = the faster library's time / tuned's
@@ -34,7 +34,7 @@ COMPARE = os.path.join(ROOT, "tests", "models", "compare_onnxruntime.py")
 sys.path.insert(0, os.path.dirname(COMPARE))
 from compare_onnxruntime import ensure_onnxruntime, last_level_cache_bytes  # noqa: E402
 
-MIN_SAMPLE_SECONDS = 0.02  # per timing sample of onnxruntime and oneDNN: long enough for small ops
+MIN_SAMPLE_SECONDS = 0.02  # per timing sample of every runtime: long enough for small ops, the same for all
 PAIRS, PAIR_RUNS = 7, 10  # a cold op's paired roofline: probe, kernel runs, probe (paired_roofline)
 
 

@@ -148,13 +148,32 @@ TEST_F(ModelCommandTest, TuneSpendsOneBudgetOnEveryTaskAndResumesFromTheLog) {
   EXPECT_GE(ran["median_seconds"].get<double>(), ran["kernel_median_seconds"].get<double>());
   EXPECT_TRUE(ran.contains("estimated_seconds"));
   EXPECT_EQ(ran["cold"], false);
+  EXPECT_EQ(ran["samples"], 3);
+  EXPECT_EQ(ran["runs"], 3);
+
+  // Samples of several runs each: a sample lasts at least --min-sample-seconds, so it holds
+  // more than one run of this small model, and the median stays a time per run.
+  Output sampled = tuned::testing::RunTuned("run-model --model " + TestModel("tiny_cnn.onnx") + " --library " +
+                                            library + " --repeat 3 --min-sample-seconds 0.05 --json");
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  nlohmann::json per_run = nlohmann::json::parse(sampled.out);
+  EXPECT_EQ(per_run["samples"], 3);
+  const double sampled_runs = per_run["runs"].get<double>();
+  EXPECT_GT(sampled_runs, 3);
+  EXPECT_GE(sampled_runs * per_run["median_seconds"].get<double>(), 0.05);
+  EXPECT_LT(per_run["median_seconds"].get<double>(), 0.05);
+  Output negative = tuned::testing::RunTuned("run-model --model " + TestModel("tiny_cnn.onnx") + " --library " +
+                                             library + " --min-sample-seconds -1");
+  EXPECT_NE(negative.exit_code, 0);
+  EXPECT_NE(negative.err.find("--min-sample-seconds must not be negative"), std::string::npos) << negative.err;
 
   // Cold runs: the caches flushed before each, and the outputs unchanged by it.
   Output cold = tuned::testing::RunTuned("run-model --model " + TestModel("tiny_cnn.onnx") + " --library " + library +
-                                         " --check --repeat 2 --flush-cache --json");
+                                         " --check --repeat 2 --flush-cache --min-sample-seconds 0.05 --json");
   ASSERT_EQ(cold.exit_code, 0) << cold.err;
   nlohmann::json cold_ran = nlohmann::json::parse(cold.out);
   EXPECT_EQ(cold_ran["cold"], true);
+  EXPECT_EQ(cold_ran["runs"], 2);  // a cold sample is one run: each run follows its flush
   EXPECT_LE(cold_ran["max_relative_error"].get<double>(), cold_ran["tolerance"].get<double>());
 }
 

@@ -10,9 +10,10 @@ With --trials, the model is first tuned with that budget (`tuned tune --model`, 
 has no record), `tuned run-model --save` runs it on seeded random inputs, and onnxruntime runs
 the model file on the same inputs. Every output must match within the float32 tolerance of
 tuned's verification: |tuned - ort| <= T * max(1, |ort|). Prints both latencies (median of
---repeat runs each, each runtime in its own process, one thread pool each). With
---min-sample-seconds, each of onnxruntime's --repeat samples runs the model until it lasts that
-long and counts the time per run, so a small model is not timed by Python's overhead. With
+--repeat samples each, each runtime in its own process, one thread pool each). With
+--min-sample-seconds, each sample of both runtimes runs the model until it lasts that long and
+counts the time per run, so a small model is not timed by Python's overhead and both medians
+span about as long a stretch of the host's time. With
 --flush-cache every timed run of both runtimes starts cold: each follows the untimed read of
 common/cache_flush.h (`tuned run-model --flush-cache`; here one run per sample).
 
@@ -106,7 +107,8 @@ def main():
     compiled = json.loads(tuned(a.tuned, "compile", "--model", a.model, "--db", db, "-o", library, "--json"))
     io = os.path.join(a.work, "io")
     run = json.loads(tuned(a.tuned, "run-model", "--model", a.model, "--library", library, "--save", io,
-                           "--repeat", str(a.repeat), "--json", *(["--flush-cache"] if a.flush_cache else [])))
+                           "--repeat", str(a.repeat), "--min-sample-seconds", str(a.min_sample_seconds), "--json",
+                           *(["--flush-cache"] if a.flush_cache else [])))
 
     model = onnx.load(a.model)
     options = ort.SessionOptions()

@@ -4,7 +4,7 @@
 //   tuned_onednn_op conv N C H W F KH KW STRIDE PAD GROUPS     [--samples S] [--min-sample-ms MS]
 //                                                              [--native-layouts]
 //   (every form also takes --flush-cache: each sample one run after a cache flush, untimed)
-//   tuned_onednn_op softmax|layer_norm|reduce_mean|reduce_sum|gelu|add_relu ROWS COLS
+//   tuned_onednn_op softmax|layer_norm|reduce_mean|reduce_sum|reduce_cols|gelu|add_relu ROWS COLS
 //                                                              [--samples S] [--min-sample-ms MS]
 //
 // src and dst are in the plain layouts of the ONNX model (row-major, NCHW); the weights are in
@@ -122,7 +122,7 @@ Op MakeConv(const std::vector<long>& a, bool native_layouts, const dnnl::engine&
 }
 
 // softmax, layer_norm (scale and shift), reduce_mean (over each row), reduce_sum (of the whole
-// tensor), gelu (erf form) or add_relu
+// tensor), reduce_cols (a sum over the rows, one per column), gelu (erf form) or add_relu
 // (a second tensor added, then ReLU as a post-op) of a row-major [rows, cols] tensor.
 Op MakeRowOp(const std::string& kind, const std::vector<long>& a, const dnnl::engine& engine) {
   const long rows = a[0], cols = a[1];
@@ -153,9 +153,9 @@ Op MakeRowOp(const std::string& kind, const std::vector<long>& a, const dnnl::en
         engine);
     op.implementation = pd.impl_info_str();
     op.steps.push_back({dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dnnl::memory(src, engine)}}});
-  } else if (kind == "reduce_mean" || kind == "reduce_sum") {
+  } else if (kind == "reduce_mean" || kind == "reduce_sum" || kind == "reduce_cols") {
     const bool mean = kind == "reduce_mean";
-    dnnl::memory::desc dst({mean ? rows : 1, 1}, dt::f32, tag::ab);
+    dnnl::memory::desc dst({mean ? rows : 1, kind == "reduce_cols" ? cols : 1}, dt::f32, tag::ab);
     dnnl::reduction::primitive_desc pd(
         dnnl::reduction::desc(mean ? dnnl::algorithm::reduction_mean : dnnl::algorithm::reduction_sum, src, dst,
                               0.f, 0.f),
@@ -179,7 +179,7 @@ Op MakeRowOp(const std::string& kind, const std::vector<long>& a, const dnnl::en
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: tuned_onednn_op matmul M N K | conv N C H W F KH KW STRIDE PAD GROUPS\n"
-               "                       | softmax|layer_norm|reduce_mean|reduce_sum|gelu|add_relu ROWS COLS\n"
+               "                       | softmax|layer_norm|reduce_mean|reduce_sum|reduce_cols|gelu|add_relu ROWS COLS\n"
                "                       [--samples S] [--min-sample-ms MS] [--native-layouts] [--flush-cache]\n");
   std::exit(2);
 }
@@ -210,8 +210,8 @@ int main(int argc, char** argv) {
       if (*end != '\0' || dims.back() < 0) Usage();  // 0 only makes sense as a padding
     }
   }
-  const bool row_op = kind == "softmax" || kind == "layer_norm" || kind == "reduce_mean" ||
-                      kind == "reduce_sum" || kind == "gelu" || kind == "add_relu";
+  const bool row_op = kind == "softmax" || kind == "layer_norm" || kind == "reduce_mean" || kind == "reduce_sum" ||
+                      kind == "reduce_cols" || kind == "gelu" || kind == "add_relu";
   if (samples < 1 || !((kind == "matmul" && dims.size() == 3) || (kind == "conv" && dims.size() == 10) ||
                        (row_op && dims.size() == 2))) {
     Usage();

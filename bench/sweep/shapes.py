@@ -70,12 +70,14 @@ class Conv:
 @dataclass
 class RowOp:
     """A memory-bound op over a [rows, cols] tensor: softmax, layer norm and a mean along the
-    rows, the sum of the whole tensor (one output: its reduction is split across the cores), GELU (erf form, as BERT's exporters write it), an added second tensor with ReLU. Its
+    rows, the sum of the whole tensor (one output: its reduction is split across the cores), the
+    sum over the rows (one output per column, a bias's gradient over a batch), GELU (erf form, as
+    BERT's exporters write it), an added second tensor with ReLU. Its
     roofline is its bytes at the triad bandwidth where it writes as much as it reads (STREAM's
     convention: the write-allocate is not counted), else at the read bandwidth. Its "MACs" are
     its elements, a nominal figure."""
     name: str
-    op: str  # "softmax", "layer_norm", "reduce_mean", "reduce_sum", "gelu" or "add_relu"
+    op: str  # "softmax", "layer_norm", "reduce_mean", "reduce_sum", "reduce_cols", "gelu" or "add_relu"
     rows: int
     cols: int
 
@@ -83,7 +85,8 @@ class RowOp:
         return self.rows * self.cols
 
     def bytes(self):
-        tensors = {"softmax": 2, "layer_norm": 2, "reduce_mean": 1, "reduce_sum": 1, "gelu": 2, "add_relu": 3}[self.op]
+        tensors = {"softmax": 2, "layer_norm": 2, "reduce_mean": 1, "reduce_sum": 1, "reduce_cols": 1, "gelu": 2,
+                   "add_relu": 3}[self.op]
         return 4 * (tensors * self.rows * self.cols + (self.rows if self.op == "reduce_mean" else 0))
 
     def bandwidth(self):
@@ -102,6 +105,9 @@ class RowOp:
             y, out = b.node("ReduceMean", ["x"], axes=[1], keepdims=1), [self.rows, 1]
         elif self.op == "reduce_sum":
             y, out = b.node("ReduceSum", ["x"], keepdims=1), [1, 1]
+        elif self.op == "reduce_cols":
+            axes = b.const("axes", np.array([0], dtype=np.int64))
+            y, out = b.node("ReduceSum", ["x", axes], keepdims=1), [1, self.cols]
         elif self.op == "layer_norm":
             scale = b.const("scale", (1 + 0.1 * b.rng.standard_normal(self.cols)).astype(np.float32))
             shift = b.const("shift", (0.1 * b.rng.standard_normal(self.cols)).astype(np.float32))
@@ -137,6 +143,7 @@ SHAPES = [
     RowOp("softmax_4096x4096", "softmax", 4096, 4096),   # 64 MB in, 64 MB out: memory bound
     RowOp("reduce_mean_4096x4096", "reduce_mean", 4096, 4096),
     RowOp("reduce_sum_4096x4096", "reduce_sum", 4096, 4096),   # one output: a loss, a norm
+    RowOp("reduce_cols_262144x64", "reduce_cols", 262144, 64),   # a bias's gradient over a batch
     RowOp("add_relu_4096x4096", "add_relu", 4096, 4096),
     RowOp("layer_norm_128x768", "layer_norm", 128, 768),  # BERT-base's, in cache
     RowOp("gelu_128x3072", "gelu", 128, 3072),            # BERT-base's FFN activation

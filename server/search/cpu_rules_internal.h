@@ -3,8 +3,9 @@
 
 /// \file
 /// Steps of the CPU design space (design_space.cc) that live in files of their own: the rules of
-/// reductions along a contiguous row (row_reduction_rules.cc) and the vector tiling of a loop
-/// they share with the elementwise rule.
+/// reductions along a contiguous row (row_reduction_rules.cc) and across rows
+/// (column_reduction_rules.cc), and the vector tiling of a loop they share with the elementwise
+/// rule.
 
 #include <string>
 #include <vector>
@@ -40,6 +41,12 @@ Status TileRowReduction(schedule::Schedule& sch, const std::string& name, const 
 /// adds up each output's chunks after them. Fails where the outputs already fill the cores.
 Status TileRowReductionInChunks(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx);
 
+/// A reduction across rows (ReducesAcrossRows, vector_axis.h) whose output row fits in a few
+/// vectors, too short to share among the cores (a sum over a batch of rows, a bias's gradient):
+/// its first reduction axis split into contiguous chunks of whole rows, one per core (rfactor in
+/// chunks), each chunk streamed once with the output row's vectors in registers, and the block
+/// adding up the chunks after them. Fails where the output row is longer or the rows too few.
+Status TileColumnReductionInChunks(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx);
 /// Elementwise stages that more than one stage reads (softmax's exponentials: the row sum and the
 /// quotients): with fused rows they are computed once per row rather than inlined into each reader.
 std::vector<std::string> SharedElementwise(const schedule::Schedule& sch);

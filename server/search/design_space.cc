@@ -168,6 +168,9 @@ struct SketchOptions {
   // With reduction_lanes: a row reduction with fewer outputs than cores is reduced in chunks of
   // its row on every core (TileRowReductionInChunks), then the chunks are added up.
   bool chunked_rows = false;
+  // A reduction across rows with a short output row is reduced in chunks of its rows on every
+  // core (TileColumnReductionInChunks), then the chunks are added up.
+  bool chunked_columns = false;
 };
 
 // The narrowest short vector worth its lanes: a quarter of the target's.
@@ -348,7 +351,8 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
     } else if (options.fused_rows) {
       return InvalidArgumentError("stage " + name + " is not a row reduction to fuse");
     } else if (st->is_reduction()) {
-      TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, options));
+      TUNED_RETURN_IF_ERROR(options.chunked_columns ? rules::TileColumnReductionInChunks(sch, name, ctx)
+                                                    : TileReduction(sch, name, ctx, options));
       tiled_a_reduction = true;
       // Pack, or vectorize along another axis, the first reduction only: later ones read
       // what it produced.
@@ -359,7 +363,8 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
     }
   }
   if (!tiled_a_reduction &&
-      (options.pack || options.short_vectors || options.other_vector_axis || options.reduce_outside_middle)) {
+      (options.pack || options.short_vectors || options.other_vector_axis || options.reduce_outside_middle ||
+       options.chunked_columns)) {
     return InvalidArgumentError("no reduction to tile");
   }
   if (options.reduction_lanes && row_reductions.empty()) {
@@ -422,11 +427,12 @@ std::vector<Sketch> GenerateSketches(const SearchContext& context) {
       {"tile+reduction-lanes+fused-rows+recompute",
        {.reduction_lanes = true, .fused_rows = true, .recompute_shared = true}},
       {"tile+reduction-lanes+chunks", {.reduction_lanes = true, .chunked_rows = true}},
+      {"tile+column-chunks", {.chunked_columns = true}},
   };
   for (const auto& [name, options] : variants) {
     Schedule probe(context.workload, 0);
     bool plain = !options.pack && !options.short_vectors && !options.other_vector_axis &&
-                 !options.reduce_outside_middle && !options.reduction_lanes;
+                 !options.reduce_outside_middle && !options.reduction_lanes && !options.chunked_columns;
     if (!plain && !ApplyRules(probe, context, options).ok()) continue;
     sketches.push_back({name, [context, options](Schedule& sch) { return ApplyRules(sch, context, options); }});
   }

@@ -102,6 +102,20 @@ bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lane
   return reduction_contiguous;
 }
 
+bool ReducesAcrossRows(const schedule::Schedule& sch, int stage) {
+  const Stage& st = sch.state().stages[stage];
+  if (st.axes.empty() || st.reduce_axes.empty()) return false;
+  const ir::VarBounds bounds = BoundsOf(st);
+  for (const ir::Load* load : Loads(sch.state(), st, /*stages_too=*/true)) {
+    std::optional<AlongAxis> along_rows = Classify(*load, st.reduce_axes.front().var, bounds);
+    if (Classify(*load, st.axes.back().var, bounds) == AlongAxis::kContiguous && along_rows != AlongAxis::kInvariant &&
+        along_rows != AlongAxis::kContiguous) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool SharesAnInputAcrossRows(const schedule::Schedule& sch, int stage) {
   const Stage& st = sch.state().stages[stage];
   if (st.axes.size() < 2) return false;

@@ -34,6 +34,11 @@ std::optional<OtherVectorAxis> FindOtherVectorAxis(const schedule::Schedule& sch
 /// mean over the last axis), a matrix-vector product along the matrix's rows.
 bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lanes);
 
+/// Whether `stage` reduces across rows that its last spatial axis walks along: a buffer it reads
+/// is contiguous along that axis and strided along its first reduction axis (a sum over a batch
+/// of rows, a bias's gradient, a vector times a matrix). A chunk of that reduction axis is then
+/// one run of memory.
+bool ReducesAcrossRows(const schedule::Schedule& sch, int stage);
 /// Whether `stage` reads a workload input that is the same for every row (invariant along every
 /// axis but the last) and varies along the row: layer norm's scale and bias, a bias added to
 /// every row. Several rows a step then load each vector of it once for them all.

@@ -15,10 +15,6 @@ using schedule::Stage;
 
 namespace {
 
-// The longest output row a chunk keeps in vector registers while it streams its rows (as many
-// vectors as a register tile's row holds).
-constexpr int kMaxOutputVectors = 4;
-
 // The fewest rows of a chunk: shorter chunks cost more to start and add up than their share.
 constexpr int64_t kMinChunkRows = 64;
 
@@ -31,7 +27,8 @@ Status TileColumnReductionInChunks(Schedule& sch, const std::string& name, const
   if (!ReducesAcrossRows(sch, stage)) return InvalidArgumentError("stage " + name + " does not reduce across rows");
   int64_t outputs = 1;
   for (const ir::Axis& a : st.axes) outputs *= a.extent;
-  if (outputs > int64_t(kMaxOutputVectors) * ctx.vector_lanes) {
+  // The whole output row is kept in vector registers while a chunk streams its rows.
+  if (outputs > int64_t(kMaxInnerVectors) * ctx.vector_lanes) {
     return InvalidArgumentError("stage " + name + " has outputs enough to share among the cores");
   }
   // A chunk per core, as for a row reduction (TileRowReductionInChunks).

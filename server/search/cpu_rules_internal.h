@@ -23,6 +23,10 @@ StatusOr<schedule::LoopRV> FuseAll(schedule::Schedule& sch, const std::vector<sc
 StatusOr<std::vector<schedule::LoopRV>> TileInVectors(schedule::Schedule& sch, schedule::LoopRV loop,
                                                       const SearchContext& ctx);
 
+/// Most vectors per row of a register tile (with 8 rows: the 16 vector registers of AVX2 are
+/// 4 x 4 accumulators).
+inline constexpr int kMaxInnerVectors = 4;
+
 /// The most rows a parallel row reduction reduces together.
 inline constexpr int kMaxRowsTogether = 8;
 
@@ -41,12 +45,14 @@ Status TileRowReduction(schedule::Schedule& sch, const std::string& name, const 
 /// adds up each output's chunks after them. Fails where the outputs already fill the cores.
 Status TileRowReductionInChunks(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx);
 
-/// A reduction across rows (ReducesAcrossRows, vector_axis.h) whose output row fits in a few
-/// vectors, too short to share among the cores (a sum over a batch of rows, a bias's gradient):
-/// its first reduction axis split into contiguous chunks of whole rows, one per core (rfactor in
-/// chunks), each chunk streamed once with the output row's vectors in registers, and the block
-/// adding up the chunks after them. Fails where the output row is longer or the rows too few.
+/// A reduction across rows (ReducesAcrossRows, vector_axis.h) whose output row fits in a register
+/// tile's row of vectors (kMaxInnerVectors), too short to share among the cores (a sum over a
+/// batch of rows, a bias's gradient): its first reduction axis split into contiguous chunks of
+/// whole rows, one per core (rfactor in chunks), each chunk streamed once with the output row's
+/// vectors in registers, and the block adding up the chunks after them, an epilogue after each
+/// output. Fails where the output row is longer or the rows too few.
 Status TileColumnReductionInChunks(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx);
+
 /// Elementwise stages that more than one stage reads (softmax's exponentials: the row sum and the
 /// quotients): with fused rows they are computed once per row rather than inlined into each reader.
 std::vector<std::string> SharedElementwise(const schedule::Schedule& sch);

@@ -29,9 +29,7 @@ using schedule::Stage;
 
 // Largest innermost tile of a non-vectorized spatial loop (register rows).
 constexpr int kMaxInnerRows = 8;
-// Most vectors per row of a register tile (with kMaxInnerRows rows: the 16 vector registers
-// of AVX2 are 4 x 4 accumulators).
-constexpr int kMaxInnerVectors = 4;
+using rules::kMaxInnerVectors;
 // Largest reduction tile kept in cache between reuses.
 constexpr int kMaxInnerReduce = 64;
 

@@ -39,6 +39,7 @@ bool VectorizesAlongReduction(const schedule::Schedule& sch, int stage, int lane
 /// of rows, a bias's gradient, a vector times a matrix). A chunk of that reduction axis is then
 /// one run of memory.
 bool ReducesAcrossRows(const schedule::Schedule& sch, int stage);
+
 /// Whether `stage` reads a workload input that is the same for every row (invariant along every
 /// axis but the last) and varies along the row: layer norm's scale and bias, a bias added to
 /// every row. Several rows a step then load each vector of it once for them all.

@@ -65,6 +65,12 @@ inline Timing Measure(const std::function<void()>& run, double min_repeat_ms, in
   return {times[times.size() / 2], times.front(), times.back()};
 }
 
+/// The `p`-quantile (0.5: the median) of `values`, the nearest sample at or above it.
+inline double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, size_t(double(values.size()) * p))];
+}
+
 /// GFLOP/s of `flops` floating-point operations done in `ms` milliseconds.
 inline double Gflops(double flops, double ms) { return flops / (ms * 1e6); }
 

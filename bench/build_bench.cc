@@ -16,12 +16,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_jit.h"
@@ -45,17 +47,6 @@ T Unwrap(StatusOr<T> value, const std::string& what) {
 struct Phases {
   std::vector<double> total, codegen, optimize, machine;
 };
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, size_t(double(v.size()) * p))];
-}
-
-double Sum(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s;
-}
 
 int Run(int argc, char** argv) {
   std::string path, slowest_ir;
@@ -121,8 +112,8 @@ int Run(int argc, char** argv) {
     return 1;
   }
   auto row = [](const char* name, const std::vector<double>& v) {
-    std::printf("%-13s median %8.1f ms  p90 %8.1f ms  total %8.2f s\n", name, Percentile(v, 0.5),
-                Percentile(v, 0.9), Sum(v) * 1e-3);
+    std::printf("%-13s median %8.1f ms  p90 %8.1f ms  total %8.2f s\n", name, bench::Percentile(v, 0.5),
+                bench::Percentile(v, 0.9), std::accumulate(v.begin(), v.end(), 0.0) * 1e-3);
   };
   std::printf("%zu candidates built\n", phases.total.size());
   row("build", phases.total);

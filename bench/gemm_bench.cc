@@ -225,17 +225,10 @@ void BenchCompileTime(const Options& options, const target::Target& target) {
     optimize.push_back(s.optimize_ms);
     machine.push_back(s.machine_code_ms);
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  auto p95 = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, size_t(double(v.size()) * 0.95))];
-  };
+  auto median = [](const std::vector<double>& v) { return Percentile(v, 0.5); };
   std::printf("jit compile time per matmul candidate (%d candidates, ms): median %.1f, p95 %.1f "
               "(median: codegen %.1f, O3 %.1f, machine code %.1f)\n",
-              options.candidates, median(total), p95(total), median(codegen), median(optimize),
+              options.candidates, median(total), Percentile(total, 0.95), median(codegen), median(optimize),
               median(machine));
 }
 

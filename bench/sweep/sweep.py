@@ -6,8 +6,8 @@
 For each shape (all by default): the one-node model is written, tuned into a fresh log
 (`tuned tune --model`), then compare_onnxruntime.py compiles it, times it through `tuned
 run-model`, checks its output against onnxruntime's and times onnxruntime (each R samples of
->= 20 ms); tuned_onednn_op times the op in oneDNN (15 samples of >= 20 ms). Every runtime runs in its own
-process. An op whose tensors exceed the last-level cache runs cold in all three (--flush-cache:
+>= 20 ms); tuned_onednn_op times the op in oneDNN (15 samples of >= 20 ms). Every runtime runs
+in its own process. An op whose tensors exceed the last-level cache runs cold in all three (--flush-cache:
 one run per sample, each after an untimed read through 4x the cache, at least 256 MiB), as the
 worker measures it while tuning. Prints the table (ratio = the faster library's time / tuned's
 kernel time, > 1: tuned is faster) with the geometric mean of the ratios, and writes it as JSON into the work folder.

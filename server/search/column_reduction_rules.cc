@@ -25,10 +25,8 @@ Status TileColumnReductionInChunks(Schedule& sch, const std::string& name, const
   const int stage = sch.StageOf(block);
   const Stage& st = sch.state().stages[stage];
   if (!ReducesAcrossRows(sch, stage)) return InvalidArgumentError("stage " + name + " does not reduce across rows");
-  int64_t outputs = 1;
-  for (const ir::Axis& a : st.axes) outputs *= a.extent;
   // The whole output row is kept in vector registers while a chunk streams its rows.
-  if (outputs > int64_t(kMaxInnerVectors) * ctx.vector_lanes) {
+  if (Points(st.axes) > int64_t(kMaxInnerVectors) * ctx.vector_lanes) {
     return InvalidArgumentError("stage " + name + " has outputs enough to share among the cores");
   }
   // A chunk per core, as for a row reduction (TileRowReductionInChunks).

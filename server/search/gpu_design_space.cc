@@ -180,10 +180,7 @@ Status BindElementwise(Schedule& sch, const std::string& name) {
 // that reduces across threads is worth sampling.
 bool FewOutputsManyTerms(const Stage& st) {
   if (!st.is_reduction()) return false;
-  int64_t outputs = 1, terms = 1;
-  for (const auto& axis : st.axes) outputs *= axis.extent;
-  for (const auto& axis : st.reduce_axes) terms *= axis.extent;
-  return outputs <= terms;
+  return rules::Points(st.axes) <= rules::Points(st.reduce_axes);
 }
 
 // One output per block, its terms split over the block's threads: the reduction loops fused,

@@ -84,15 +84,12 @@ Status TileRowReduction(Schedule& sch, const std::string& name, const SearchCont
 Status TileRowReductionInChunks(Schedule& sch, const std::string& name, const SearchContext& ctx) {
   TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
   const Stage& st = sch.state().stages[sch.StageOf(block)];
-  int64_t outputs = 1;
-  for (const ir::Axis& a : st.axes) outputs *= a.extent;
+  const int64_t outputs = Points(st.axes);
   if (outputs >= ctx.num_cores) return InvalidArgumentError("stage " + name + " has an output for every core");
   // A chunk per core. More per core, or several read together, measured no faster (a 64 MiB
   // sum, docs/search.md); the parallel loop hands each core a contiguous range anyway.
   const int64_t chunks = (ctx.num_cores + outputs - 1) / outputs;
-  int64_t elements = 1;
-  for (const ir::Axis& a : st.reduce_axes) elements *= a.extent;
-  if (chunks >= st.reduce_axes.front().extent || elements / chunks < int64_t(kMinChunkVectors) * ctx.vector_lanes) {
+  if (chunks >= st.reduce_axes.front().extent || Points(st.reduce_axes) / chunks < int64_t(kMinChunkVectors) * ctx.vector_lanes) {
     return InvalidArgumentError("stage " + name + " is too short to reduce in chunks");
   }
   TUNED_ASSIGN_OR_RETURN(BlockRV chunked, sch.RFactor(block, chunks, schedule::RFactorOrder::kChunks));

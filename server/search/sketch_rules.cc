@@ -8,6 +8,12 @@ using schedule::BlockRV;
 using schedule::Schedule;
 using schedule::Stage;
 
+int64_t Points(const std::vector<ir::Axis>& axes) {
+  int64_t points = 1;
+  for (const ir::Axis& a : axes) points *= a.extent;
+  return points;
+}
+
 std::vector<std::string> LiveStages(const Schedule& sch) {
   std::vector<std::string> names;
   for (int id : sch.state().order) {

@@ -3,8 +3,10 @@
 
 /// \file
 /// Steps the CPU and the GPU design-space rules share (design_space.cc, gpu_design_space.cc):
-/// finding live stages, inlining elementwise producers, the epilogue a tile can take.
+/// finding live stages, inlining elementwise producers, the epilogue a tile can take, counting a
+/// stage's points.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,8 @@
 
 namespace tuned::search::rules {
 
+/// The points of `axes`: the product of their extents (a stage's outputs, or its terms per output).
+int64_t Points(const std::vector<ir::Axis>& axes);
 /// Names of the live stages, in order.
 std::vector<std::string> LiveStages(const schedule::Schedule& sch);
 /// The live stage named `name`, or null once a rule has inlined it.

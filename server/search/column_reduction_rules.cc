@@ -20,10 +20,11 @@ constexpr int64_t kMinChunkRows = 64;
 
 }  // namespace
 
-Status TileColumnReductionInChunks(Schedule& sch, const std::string& name, const SearchContext& ctx) {
-  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
-  const int stage = sch.StageOf(block);
-  const Stage& st = sch.state().stages[stage];
+Status ColumnChunksApply(const Schedule& sch, const std::string& name, const SearchContext& ctx) {
+  const Stage* found = LiveStage(sch, name);  // read only: no get_block in the trace
+  if (found == nullptr) return InvalidArgumentError("no stage " + name);
+  const Stage& st = *found;
+  const int stage = int(found - sch.state().stages.data());
   if (!ReducesAcrossRows(sch, stage)) return InvalidArgumentError("stage " + name + " does not reduce across rows");
   // The whole output row is kept in vector registers while a chunk streams its rows.
   if (Points(st.axes) > int64_t(kMaxInnerVectors) * ctx.vector_lanes) {
@@ -34,7 +35,15 @@ Status TileColumnReductionInChunks(Schedule& sch, const std::string& name, const
   if (chunks < 2 || st.reduce_axes.front().extent < chunks * kMinChunkRows) {
     return InvalidArgumentError("stage " + name + " is too short to reduce in chunks");
   }
-  const size_t num_spatial = st.axes.size();
+  return Status::Ok();
+}
+
+Status TileColumnReductionInChunks(Schedule& sch, const std::string& name, const SearchContext& ctx) {
+  TUNED_RETURN_IF_ERROR(ColumnChunksApply(sch, name, ctx));
+  TUNED_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+  const int stage = sch.StageOf(block);
+  const size_t num_spatial = sch.state().stages[stage].axes.size();
+  const int64_t chunks = ctx.num_cores;
   const std::string epilogue = EpilogueOf(sch, stage);
   TUNED_ASSIGN_OR_RETURN(BlockRV partial, sch.RFactor(block, chunks, schedule::RFactorOrder::kChunks));
   TUNED_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(partial, "local"));

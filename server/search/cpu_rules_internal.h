@@ -50,8 +50,11 @@ Status TileRowReductionInChunks(schedule::Schedule& sch, const std::string& name
 /// batch of rows, a bias's gradient): its first reduction axis split into contiguous chunks of
 /// whole rows, one per core (rfactor in chunks), each chunk streamed once with the output row's
 /// vectors in registers, and the block adding up the chunks after them, an epilogue after each
-/// output. Fails where the output row is longer or the rows too few.
+/// output. Fails where ColumnChunksApply does.
 Status TileColumnReductionInChunks(schedule::Schedule& sch, const std::string& name, const SearchContext& ctx);
+/// Whether TileColumnReductionInChunks applies to stage `name`; otherwise why not (the stage
+/// does not reduce across rows, its output row is longer, or its rows are too few).
+Status ColumnChunksApply(const schedule::Schedule& sch, const std::string& name, const SearchContext& ctx);
 
 /// Elementwise stages that more than one stage reads (softmax's exponentials: the row sum and the
 /// quotients): with fused rows they are computed once per row rather than inlined into each reader.

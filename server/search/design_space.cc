@@ -334,6 +334,7 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
   TUNED_RETURN_IF_ERROR(InlineElementwise(sch, shared));
   // Every option is about tiling a reduction: without one a sketch would be the plain one again.
   bool tiled_a_reduction = false;
+  bool chunked_columns = false;
   std::vector<std::string> row_reductions;
   for (const std::string& name : LiveStages(sch)) {
     const Stage* st = LiveStage(sch, name);
@@ -349,8 +350,14 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
     } else if (options.fused_rows) {
       return InvalidArgumentError("stage " + name + " is not a row reduction to fuse");
     } else if (st->is_reduction()) {
-      TUNED_RETURN_IF_ERROR(options.chunked_columns ? rules::TileColumnReductionInChunks(sch, name, ctx)
-                                                    : TileReduction(sch, name, ctx, options));
+      // Chunks where the reduction crosses rows into a short row; any other reduction of the
+      // workload (the total of the column sums) is tiled as in the plain sketch.
+      if (options.chunked_columns && rules::ColumnChunksApply(sch, name, ctx).ok()) {
+        TUNED_RETURN_IF_ERROR(rules::TileColumnReductionInChunks(sch, name, ctx));
+        chunked_columns = true;
+      } else {
+        TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, options));
+      }
       tiled_a_reduction = true;
       // Pack, or vectorize along another axis, the first reduction only: later ones read
       // what it produced.
@@ -364,6 +371,9 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
       (options.pack || options.short_vectors || options.other_vector_axis || options.reduce_outside_middle ||
        options.chunked_columns)) {
     return InvalidArgumentError("no reduction to tile");
+  }
+  if (options.chunked_columns && !chunked_columns) {
+    return InvalidArgumentError("no reduction across rows to reduce in chunks");
   }
   if (options.reduction_lanes && row_reductions.empty()) {
     return InvalidArgumentError("no reduction to vectorize along its reduction axis");

@@ -54,6 +54,19 @@ TEST_F(ColumnReductionTest, EachCoreStreamsAChunkOfWholeRowsIntoVectorAccumulato
   }
 }
 
+TEST_F(ColumnReductionTest, AReductionThatDoesNotQualifyBesideOneThatDoesIsTiledAsUsual) {
+  // The column sums are reduced in chunks; their total, a sum along its row, is tiled as in the
+  // plain sketch.
+  SearchContext ctx = ContextFor(
+      "tdl: input a: float32[4096, 16]; s[j: 16]: float32 = sum[r: 4096](a[r, j]); "
+      "t[i: 1]: float32 = sum[k: 16](s[k])");
+  for (const std::string& program : SampleAndCheck(ctx, kSketch, 2)) {
+    EXPECT_EQ(CountMatches(program, "for s_rf\\.chunk in \\[0, \\+2\\) parallel"), 1) << program;
+    EXPECT_EQ(CountMatches(program, "t_rf"), 0) << program;
+    EXPECT_GE(CountMatches(program, "t\\[[^]]*\\] = "), 1) << program;
+  }
+}
+
 TEST_F(ColumnReductionTest, OnlyShortOutputRowsOverEnoughRowsAreReducedInChunks) {
   for (const char* spec : {
            // An output row of more than four vectors: the cores share the outputs.

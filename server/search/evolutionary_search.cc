@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/logging.h"
+#include "compiler/ir/ir_printer.h"
 #include "compiler/lower/lower.h"
 #include "compiler/lower/pipeline.h"
 #include "costmodel/features/features.h"
@@ -79,6 +80,7 @@ class EvolutionarySearch : public SearchStrategy {
       StatusOr<schedule::Trace> trace = lower::ParseTraceProto(record.trace());
       if (!trace.ok()) continue;  // written by an incompatible version: not a seed
       filter_.Take(db::TraceHash(record.trace()));
+      if (std::optional<size_t> program = ProgramHash(*trace)) programs_.insert(*program);
       best_.push_back({std::move(trace).value(), Throughput(*context_.workload, record.result())});
     }
     return Status::Ok();
@@ -120,6 +122,11 @@ class EvolutionarySearch : public SearchStrategy {
       Propose(sampled, n, batch);
       misses += int(tried - (batch.size() - before));
     }
+    if (same_program_ != logged_same_program_) {
+      logged_same_program_ = same_program_;
+      Logger("search")->info("candidates not proposed because an earlier one lowers to the same program: {}",
+                             same_program_);
+    }
     if (check_.DroppedSummary() != logged_drops_) {
       logged_drops_ = check_.DroppedSummary();
       Logger("search")->info("candidates dropped before measurement (target '{}'): {}", context_.target,
@@ -133,6 +140,9 @@ class EvolutionarySearch : public SearchStrategy {
     for (const MeasuredCandidate& m : results) {
       std::string hash = db::TraceHash(m.trace);
       filter_.Take(hash);
+      if (StatusOr<schedule::Trace> measured = lower::ParseTraceProto(m.trace); measured.ok()) {
+        if (std::optional<size_t> program = ProgramHash(*measured)) programs_.insert(*program);
+      }
       auto cached = features_.find(hash);
       std::vector<float> f;
       if (cached != features_.end()) {
@@ -289,10 +299,29 @@ class EvolutionarySearch : public SearchStrategy {
     return Status::Ok();
   }
 
-  // Proposes fresh individuals (KeepFresh) in order until `batch` holds `limit`.
+  // The fingerprint of what `trace` lowers to. Traces that differ only in decisions lowering
+  // erases (an unroll annotation on a loop a tile of 1 removed; a fifth to a quarter of a
+  // 128-trial GEMM's or convolution's log) build the same kernel, which would be measured again.
+  std::optional<size_t> ProgramHash(const schedule::Trace& trace) {
+    StatusOr<schedule::Schedule> sch = schedule::ReplayTrace(context_.workload, trace, /*seed=*/0, {});
+    if (!sch.ok()) return std::nullopt;
+    StatusOr<CheckedCandidate> checked = check_.Check(*sch);
+    if (!checked.ok()) return std::nullopt;
+    std::string text = ir::ToString(checked->func.body);
+    if (checked->func.prepack.defined()) text += ir::ToString(checked->func.prepack);
+    return std::hash<std::string>()(text);
+  }
+
+  // Proposes fresh individuals (KeepFresh) in order until `batch` holds `limit`, each a program
+  // not proposed or measured before.
   void Propose(std::vector<Individual>& individuals, int limit, std::vector<Candidate>& batch) {
     for (size_t i = 0; i < individuals.size() && int(batch.size()) < limit; ++i) {
       filter_.Take(individuals[i].hash);
+      if (std::optional<size_t> program = ProgramHash(individuals[i].trace);
+          program && !programs_.insert(*program).second) {
+        ++same_program_;
+        continue;
+      }
       batch.push_back(Candidate{std::move(individuals[i].proto), individuals[i].hash, individuals[i].score});
     }
   }
@@ -307,6 +336,9 @@ class EvolutionarySearch : public SearchStrategy {
   MeasuredFilter filter_;                                // proposed or measured: never again
   CandidateCheck check_;                                 // drops what cannot run on the target
   std::string logged_drops_ = "none";                    // the drop counts last logged
+  std::set<size_t> programs_;    // ProgramHash of every candidate proposed or measured
+  int same_program_ = 0;         // candidates skipped for a program in programs_
+  int logged_same_program_ = 0;
   std::map<std::string, std::vector<float>> features_;  // trace hash -> features
   std::map<std::string, int> sketch_of_;                 // trace hash -> sketch sampled from
   std::vector<std::pair<schedule::Trace, double>> best_; // best measured, fastest first

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/ir/ir_printer.h"
 #include "compiler/ir/op_library.h"
 #include "compiler/lower/lower.h"
+#include "compiler/lower/pipeline.h"
+#include "compiler/schedule/trace.h"
 #include "costmodel/model/cost_model.h"
 #include "server/search/design_space.h"
 #include "server/search/evolutionary_search.h"
@@ -122,6 +125,40 @@ TEST(EvolutionarySearch, NeverProposesATraceTwice) {
   std::set<std::string> all;
   std::vector<std::string> order = RunSearch(5, 6, &all);
   EXPECT_EQ(order.size(), 48u);
+}
+
+TEST(EvolutionarySearch, NeverProposesTwoTracesThatLowerToTheSameProgram) {
+  // A 24 x 24 x 8 matmul: many sampled tiles are 1, so an unroll annotation on such a loop
+  // lowers away and traces that differ only in it are one kernel.
+  const std::string spec = "matmul(M=24,N=24,K=8)";
+  SearchContext ctx = ContextFor(spec, 3);
+  auto model = costmodel::MakeXgbCostModel();
+  ASSERT_TRUE(model.ok());
+  EvolutionaryOptions options;
+  options.population = 32;
+  options.rounds = 2;
+  auto search = MakeEvolutionarySearch(ctx, model->get(), options);
+  ASSERT_TRUE(search.ok()) << search.status().message();
+  std::set<std::string> programs;
+  int proposed = 0;
+  for (int r = 0; r < 6; ++r) {
+    auto batch = (*search)->NextBatch(8);
+    ASSERT_TRUE(batch.ok()) << batch.status().message();
+    std::vector<MeasuredCandidate> results;
+    for (const Candidate& c : *batch) {
+      auto trace = lower::ParseTraceProto(c.trace);
+      ASSERT_TRUE(trace.ok());
+      auto sch = schedule::ReplayTrace(ctx.workload, *trace, 0);
+      ASSERT_TRUE(sch.ok()) << sch.status().message();
+      auto func = lower::Lower(*sch);
+      ASSERT_TRUE(func.ok()) << func.status().message();
+      EXPECT_TRUE(programs.insert(ir::ToString(func->body)).second) << "a program proposed twice:\n" << ir::ToString(func->body);
+      ++proposed;
+      results.push_back({c.trace, FakeMeasure(c.trace)});
+    }
+    ASSERT_TRUE((*search)->Update(results).ok());
+  }
+  EXPECT_GE(proposed, 40);  // the space holds more than enough distinct programs
 }
 
 TEST(EvolutionarySearch, IsDeterministicForAFixedSeedAndResults) {

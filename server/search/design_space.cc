@@ -334,7 +334,7 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
   TUNED_RETURN_IF_ERROR(InlineElementwise(sch, shared));
   // Every option is about tiling a reduction: without one a sketch would be the plain one again.
   bool tiled_a_reduction = false;
-  bool chunked_columns = false;
+  bool chunked_a_reduction = false;
   std::vector<std::string> row_reductions;
   for (const std::string& name : LiveStages(sch)) {
     const Stage* st = LiveStage(sch, name);
@@ -354,7 +354,7 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
       // workload (the total of the column sums) is tiled as in the plain sketch.
       if (options.chunked_columns && rules::ColumnChunksApply(sch, name, ctx).ok()) {
         TUNED_RETURN_IF_ERROR(rules::TileColumnReductionInChunks(sch, name, ctx));
-        chunked_columns = true;
+        chunked_a_reduction = true;
       } else {
         TUNED_RETURN_IF_ERROR(TileReduction(sch, name, ctx, options));
       }
@@ -372,7 +372,7 @@ Status ApplyRules(Schedule& sch, const SearchContext& ctx, SketchOptions options
        options.chunked_columns)) {
     return InvalidArgumentError("no reduction to tile");
   }
-  if (options.chunked_columns && !chunked_columns) {
+  if (options.chunked_columns && !chunked_a_reduction) {
     return InvalidArgumentError("no reduction across rows to reduce in chunks");
   }
   if (options.reduction_lanes && row_reductions.empty()) {

@@ -95,18 +95,31 @@ TEST(Mutators, UnrollPicksAnotherCategory) {
   }
 }
 
+// A small evolutionary search (population 32, 2 generations) of `ctx`, with its own model and
+// the given share of random samples.
+struct SmallSearch {
+  explicit SmallSearch(const SearchContext& ctx, double epsilon = EvolutionaryOptions().epsilon) {
+    auto made = costmodel::MakeXgbCostModel();
+    EXPECT_TRUE(made.ok());
+    model = std::move(made).value();
+    EvolutionaryOptions options;
+    options.population = 32;
+    options.rounds = 2;
+    options.epsilon = epsilon;
+    auto made_search = MakeEvolutionarySearch(ctx, model.get(), options);
+    EXPECT_TRUE(made_search.ok()) << made_search.status().message();
+    search = std::move(made_search).value();
+  }
+  std::unique_ptr<costmodel::CostModel> model;
+  std::unique_ptr<SearchStrategy> search;
+};
+
 std::vector<std::string> RunSearch(uint64_t seed, int rounds, std::set<std::string>* all) {
-  SearchContext ctx = ContextFor("matmul(M=32,N=32,K=16)", seed);
-  auto model = costmodel::MakeXgbCostModel();
-  EXPECT_TRUE(model.ok());
-  EvolutionaryOptions options;
-  options.population = 32;
-  options.rounds = 2;
-  auto search = MakeEvolutionarySearch(ctx, model->get(), options);
-  EXPECT_TRUE(search.ok()) << search.status().message();
+  SmallSearch small(ContextFor("matmul(M=32,N=32,K=16)", seed));
+  auto& search = small.search;
   std::vector<std::string> order;
   for (int r = 0; r < rounds; ++r) {
-    auto batch = (*search)->NextBatch(8);
+    auto batch = search->NextBatch(8);
     EXPECT_TRUE(batch.ok());
     std::vector<MeasuredCandidate> results;
     for (const Candidate& c : *batch) {
@@ -116,7 +129,7 @@ std::vector<std::string> RunSearch(uint64_t seed, int rounds, std::set<std::stri
       }
       results.push_back({c.trace, FakeMeasure(c.trace)});
     }
-    EXPECT_TRUE((*search)->Update(results).ok());
+    EXPECT_TRUE(search->Update(results).ok());
   }
   return order;
 }
@@ -130,19 +143,13 @@ TEST(EvolutionarySearch, NeverProposesATraceTwice) {
 TEST(EvolutionarySearch, NeverProposesTwoTracesThatLowerToTheSameProgram) {
   // A 24 x 24 x 8 matmul: many sampled tiles are 1, so an unroll annotation on such a loop
   // lowers away and traces that differ only in it are one kernel.
-  const std::string spec = "matmul(M=24,N=24,K=8)";
-  SearchContext ctx = ContextFor(spec, 3);
-  auto model = costmodel::MakeXgbCostModel();
-  ASSERT_TRUE(model.ok());
-  EvolutionaryOptions options;
-  options.population = 32;
-  options.rounds = 2;
-  auto search = MakeEvolutionarySearch(ctx, model->get(), options);
-  ASSERT_TRUE(search.ok()) << search.status().message();
+  SearchContext ctx = ContextFor("matmul(M=24,N=24,K=8)", 3);
+  SmallSearch small(ctx);
+  auto& search = small.search;
   std::set<std::string> programs;
   int proposed = 0;
   for (int r = 0; r < 6; ++r) {
-    auto batch = (*search)->NextBatch(8);
+    auto batch = search->NextBatch(8);
     ASSERT_TRUE(batch.ok()) << batch.status().message();
     std::vector<MeasuredCandidate> results;
     for (const Candidate& c : *batch) {
@@ -156,7 +163,7 @@ TEST(EvolutionarySearch, NeverProposesTwoTracesThatLowerToTheSameProgram) {
       ++proposed;
       results.push_back({c.trace, FakeMeasure(c.trace)});
     }
-    ASSERT_TRUE((*search)->Update(results).ok());
+    ASSERT_TRUE(search->Update(results).ok());
   }
   EXPECT_GE(proposed, 40);  // the space holds more than enough distinct programs
 }
@@ -178,16 +185,10 @@ TEST(EvolutionarySearch, EverySketchHasCandidatesInEveryBatch) {
   // last; with no random share, only the sketches' quota keeps it in the batches.
   SearchContext ctx = ContextFor("matmul(M=32,N=32,K=16)", 3);
   ASSERT_GE(GenerateSketches(ctx).size(), 3u);
-  auto model = costmodel::MakeXgbCostModel();
-  ASSERT_TRUE(model.ok());
-  EvolutionaryOptions options;
-  options.population = 32;
-  options.rounds = 2;
-  options.epsilon = 0;
-  auto search = MakeEvolutionarySearch(ctx, model->get(), options);
-  ASSERT_TRUE(search.ok()) << search.status().message();
+  SmallSearch small(ctx, /*epsilon=*/0);
+  auto& search = small.search;
   for (int round = 0; round < 6; ++round) {
-    auto batch = (*search)->NextBatch(8);
+    auto batch = search->NextBatch(8);
     ASSERT_TRUE(batch.ok()) << batch.status().message();
     std::vector<MeasuredCandidate> results;
     int packed = 0;
@@ -200,7 +201,7 @@ TEST(EvolutionarySearch, EverySketchHasCandidatesInEveryBatch) {
       results.push_back({c.trace, result});
     }
     EXPECT_GE(packed, 1) << "round " << round;
-    ASSERT_TRUE((*search)->Update(results).ok());
+    ASSERT_TRUE(search->Update(results).ok());
   }
 }
 

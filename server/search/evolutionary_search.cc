@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -28,6 +29,7 @@ struct Individual {
   v1::Trace proto;
   std::string hash;
   std::vector<float> features;
+  std::shared_ptr<const lower::LoweredFunc> func;  // its loop program, fingerprinted if proposed
   double score = 0;
   int sketch = -1;  // the sketch it was sampled from (mutants keep it); -1: unknown (a seed)
 };
@@ -80,7 +82,7 @@ class EvolutionarySearch : public SearchStrategy {
       StatusOr<schedule::Trace> trace = lower::ParseTraceProto(record.trace());
       if (!trace.ok()) continue;  // written by an incompatible version: not a seed
       filter_.Take(db::TraceHash(record.trace()));
-      if (std::optional<size_t> program = ProgramHash(*trace)) programs_.insert(*program);
+      if (std::optional<size_t> program = ProgramHashOf(*trace)) programs_.insert(*program);
       best_.push_back({std::move(trace).value(), Throughput(*context_.workload, record.result())});
     }
     return Status::Ok();
@@ -140,8 +142,13 @@ class EvolutionarySearch : public SearchStrategy {
     for (const MeasuredCandidate& m : results) {
       std::string hash = db::TraceHash(m.trace);
       filter_.Take(hash);
-      if (StatusOr<schedule::Trace> measured = lower::ParseTraceProto(m.trace); measured.ok()) {
-        if (std::optional<size_t> program = ProgramHash(*measured)) programs_.insert(*program);
+      // What this search proposed is fingerprinted already; a result it did not propose (the
+      // default schedule's) is lowered once more for its fingerprint.
+      if (!proposed_.count(hash)) {
+        StatusOr<schedule::Trace> measured = lower::ParseTraceProto(m.trace);
+        if (measured.ok()) {
+          if (std::optional<size_t> program = ProgramHashOf(*measured)) programs_.insert(*program);
+        }
       }
       auto cached = features_.find(hash);
       std::vector<float> f;
@@ -191,6 +198,7 @@ class EvolutionarySearch : public SearchStrategy {
     ind.trace = std::move(trace);
     schedule::TraceToProto(ind.trace, &ind.proto);
     ind.hash = db::TraceHash(ind.proto);
+    ind.func = std::make_shared<const lower::LoweredFunc>(checked.func);
     ind.features = checked.program
                        ? costmodel::ExtractFeatures(checked.func, *checked.program, feature_options_)
                        : costmodel::ExtractFeatures(checked.func, feature_options_);
@@ -299,17 +307,23 @@ class EvolutionarySearch : public SearchStrategy {
     return Status::Ok();
   }
 
-  // The fingerprint of what `trace` lowers to. Traces that differ only in decisions lowering
-  // erases (an unroll annotation on a loop a tile of 1 removed; a fifth to a quarter of a
-  // 128-trial GEMM's or convolution's log) build the same kernel, which would be measured again.
-  std::optional<size_t> ProgramHash(const schedule::Trace& trace) {
+  // The fingerprint of a loop program. Traces that differ only in decisions lowering erases (an
+  // unroll annotation on a loop a tile of 1 removed; a fifth to a quarter of a 128-trial GEMM's
+  // or convolution's log) build the same kernel, which would be measured again. Printed only
+  // for the few candidates proposed, not for every individual the search scores.
+  static size_t ProgramHash(const lower::LoweredFunc& func) {
+    std::string text = ir::ToString(func.body);
+    if (func.prepack.defined()) text += ir::ToString(func.prepack);
+    return std::hash<std::string>()(text);
+  }
+
+  // The fingerprint of what a trace from elsewhere (a seed, a result) lowers to.
+  std::optional<size_t> ProgramHashOf(const schedule::Trace& trace) {
     StatusOr<schedule::Schedule> sch = schedule::ReplayTrace(context_.workload, trace, /*seed=*/0, {});
     if (!sch.ok()) return std::nullopt;
     StatusOr<CheckedCandidate> checked = check_.Check(*sch);
     if (!checked.ok()) return std::nullopt;
-    std::string text = ir::ToString(checked->func.body);
-    if (checked->func.prepack.defined()) text += ir::ToString(checked->func.prepack);
-    return std::hash<std::string>()(text);
+    return ProgramHash(checked->func);
   }
 
   // Proposes fresh individuals (KeepFresh) in order until `batch` holds `limit`, each a program
@@ -317,11 +331,11 @@ class EvolutionarySearch : public SearchStrategy {
   void Propose(std::vector<Individual>& individuals, int limit, std::vector<Candidate>& batch) {
     for (size_t i = 0; i < individuals.size() && int(batch.size()) < limit; ++i) {
       filter_.Take(individuals[i].hash);
-      if (std::optional<size_t> program = ProgramHash(individuals[i].trace);
-          program && !programs_.insert(*program).second) {
+      if (!programs_.insert(ProgramHash(*individuals[i].func)).second) {
         ++same_program_;
         continue;
       }
+      proposed_.insert(individuals[i].hash);
       batch.push_back(Candidate{std::move(individuals[i].proto), individuals[i].hash, individuals[i].score});
     }
   }
@@ -337,6 +351,7 @@ class EvolutionarySearch : public SearchStrategy {
   CandidateCheck check_;                                 // drops what cannot run on the target
   std::string logged_drops_ = "none";                    // the drop counts last logged
   std::set<size_t> programs_;    // ProgramHash of every candidate proposed or measured
+  std::set<std::string> proposed_;  // trace hashes this search proposed (their programs in programs_)
   int same_program_ = 0;         // candidates skipped for a program in programs_
   int logged_same_program_ = 0;
   std::map<std::string, std::vector<float>> features_;  // trace hash -> features

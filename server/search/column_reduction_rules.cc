@@ -21,10 +21,10 @@ constexpr int64_t kMinChunkRows = 64;
 }  // namespace
 
 Status ColumnChunksApply(const Schedule& sch, const std::string& name, const SearchContext& ctx) {
-  const Stage* found = LiveStage(sch, name);  // read only: no get_block in the trace
-  if (found == nullptr) return InvalidArgumentError("no stage " + name);
-  const Stage& st = *found;
-  const int stage = int(found - sch.state().stages.data());
+  std::optional<int> found = LiveStageIndex(sch, name);  // read only: no get_block in the trace
+  if (!found) return InvalidArgumentError("no stage " + name);
+  const int stage = *found;
+  const Stage& st = sch.state().stages[stage];
   if (!ReducesAcrossRows(sch, stage)) return InvalidArgumentError("stage " + name + " does not reduce across rows");
   // The whole output row is kept in vector registers while a chunk streams its rows.
   if (Points(st.axes) > int64_t(kMaxInnerVectors) * ctx.vector_lanes) {

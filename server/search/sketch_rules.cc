@@ -1,6 +1,7 @@
 #include "server/search/sketch_rules_internal.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tuned::search::rules {
 
@@ -22,11 +23,17 @@ std::vector<std::string> LiveStages(const Schedule& sch) {
   return names;
 }
 
-const Stage* LiveStage(const Schedule& sch, const std::string& name) {
-  for (const Stage& st : sch.state().stages) {
-    if (st.is_live() && st.name == name) return &st;
+std::optional<int> LiveStageIndex(const Schedule& sch, const std::string& name) {
+  const std::vector<Stage>& stages = sch.state().stages;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (stages[i].is_live() && stages[i].name == name) return int(i);
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+const Stage* LiveStage(const Schedule& sch, const std::string& name) {
+  std::optional<int> index = LiveStageIndex(sch, name);
+  return index ? &sch.state().stages[*index] : nullptr;
 }
 
 Status InlineElementwise(Schedule& sch, const std::vector<std::string>& keep) {

@@ -7,6 +7,7 @@
 /// stage's points.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ int64_t Points(const std::vector<ir::Axis>& axes);
 std::vector<std::string> LiveStages(const schedule::Schedule& sch);
 /// The live stage named `name`, or null once a rule has inlined it.
 const schedule::Stage* LiveStage(const schedule::Schedule& sch, const std::string& name);
+/// Its index in the schedule's stages (what StageOf gives for its block), without a get_block
+/// in the trace; nullopt once a rule has inlined it.
+std::optional<int> LiveStageIndex(const schedule::Schedule& sch, const std::string& name);
 /// Inlines every live stage that is neither the output nor a reduction, except those in `keep`.
 Status InlineElementwise(schedule::Schedule& sch, const std::vector<std::string>& keep = {});
 /// An elementwise consumer that reads `stage`'s output at its own indices, or "".
